@@ -1,0 +1,1 @@
+"""cyquota: accelerator quota usage and reservation service."""

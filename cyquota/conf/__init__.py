@@ -1,0 +1,11 @@
+"""The global configuration object of cyquota (oslo.config, project ``cyquota``)."""
+
+from oslo_config import cfg
+
+from cyquota.conf import database
+from cyquota.conf import quota
+
+CONF = cfg.CONF
+
+database.register_opts(CONF)
+quota.register_opts(CONF)

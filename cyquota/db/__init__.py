@@ -1,0 +1,1 @@
+"""cyquota's database: models, transaction access and migrations."""

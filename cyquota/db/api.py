@@ -1,0 +1,92 @@
+"""Access to the database through oslo.db's enginefacade.
+
+Every ledger function runs in ``writer(context)`` / ``reader(context)``;
+nested calls on the same context join the outer transaction, so a limit
+source read inside a reserve costs no extra transaction.
+"""
+
+import contextlib
+import threading
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import enginefacade
+from sqlalchemy import event
+
+from cyquota.conf import CONF
+
+_LOCK = threading.Lock()
+_context_manager = None
+
+
+def _sqlite_begin_immediate(conn):
+    # SQLite ignores FOR UPDATE; a writer must hold the database's write
+    # lock from its first statement instead, or two transactions that read
+    # the same counts would both write. oslo.db emits a plain BEGIN unless
+    # its "in_transaction" marker is set; this listener runs first.
+    if "in_transaction" not in conn.info:
+        conn.exec_driver_sql('BEGIN IMMEDIATE')
+        conn.info["in_transaction"] = True
+
+
+def context_manager():
+    """The enginefacade transaction context, configured from CONF."""
+    global _context_manager
+    if _context_manager is None:
+        with _LOCK:
+            if _context_manager is None:
+                manager = enginefacade.transaction_context()
+                manager.configure(sqlite_fk=True)
+                engine = manager.writer.get_engine()
+                if engine.dialect.name == 'sqlite':
+                    event.listen(engine, 'begin', _sqlite_begin_immediate,
+                                 insert=True)
+                _context_manager = manager
+    return _context_manager
+
+
+def reset():
+    """Forget the engine so the next use reads ``[database]`` again."""
+    global _context_manager
+    with _LOCK:
+        manager, _context_manager = _context_manager, None
+    if manager is not None:
+        with contextlib.suppress(Exception):
+            manager.writer.get_engine().dispose()
+
+
+def get_engine():
+    return context_manager().writer.get_engine()
+
+
+def writer(context):
+    """A read-write transaction on ``context`` (joins one in progress)."""
+    return context_manager().writer.using(context)
+
+
+def reader(context):
+    """A read-only transaction on ``context`` (joins one in progress)."""
+    return context_manager().reader.using(context)
+
+
+def _retry_on(exc):
+    # A lost race to insert the first row of a pair: the retry finds it.
+    return isinstance(exc, db_exc.DBDuplicateEntry)
+
+
+def retry_on_conflict(func):
+    """Retry a whole transaction after a deadlock, duplicate or disconnect.
+
+    Apply it outside the transaction so each attempt starts afresh.
+    """
+    def wrapper(*args, **kwargs):
+        retry = oslo_db_api.wrap_db_retry(
+            max_retries=CONF.quota.db_max_retries, retry_interval=0.01,
+            inc_retry_interval=True, max_retry_interval=0.5, jitter=True,
+            retry_on_deadlock=True, retry_on_disconnect=True,
+            exception_checker=_retry_on)
+        return retry(func)(*args, **kwargs)
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    wrapper.__wrapped__ = func
+    return wrapper

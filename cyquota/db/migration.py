@@ -1,0 +1,31 @@
+"""Schema migrations (alembic): ``cyquota-manage db sync`` and ``db version``."""
+
+import os
+
+from alembic import command
+from alembic import config as alembic_config
+from alembic import migration as alembic_migration
+
+from cyquota.db import api as db_api
+
+_MIGRATIONS = os.path.join(os.path.dirname(__file__), 'migrations')
+
+
+def _config(connection):
+    config = alembic_config.Config(os.path.join(_MIGRATIONS, 'alembic.ini'))
+    config.set_main_option('script_location', _MIGRATIONS)
+    config.attributes['connection'] = connection
+    return config
+
+
+def upgrade(revision='head'):
+    """Bring the configured database up to ``revision``."""
+    with db_api.get_engine().begin() as connection:
+        command.upgrade(_config(connection), revision)
+
+
+def version():
+    """The database's current revision, or None before the first sync."""
+    with db_api.get_engine().connect() as connection:
+        return alembic_migration.MigrationContext.configure(
+            connection).get_current_revision()

@@ -1,0 +1,148 @@
+"""SQLAlchemy models of the ledger and the embedded limit store.
+
+The ledger follows the Cyborg quota spec: one ``quota_usages`` row per
+(project, resource) and one ``reservations`` row per resource of every
+reserve, commit-at-once release included. ``consumer_usages`` keeps what each
+consumer holds, so reconciliation has a source of truth that survives the
+purge of old reservation rows.
+"""
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+# Counts are stored in 32-bit signed integers (the Cyborg spec's int(11)).
+MAX_COUNT = 2 ** 31 - 1
+
+RESERVED = 'reserved'
+COMMITTED = 'committed'
+ROLLED_BACK = 'rolled_back'
+EXPIRED = 'expired'
+STATUSES = (RESERVED, COMMITTED, ROLLED_BACK, EXPIRED)
+TERMINAL_STATUSES = (COMMITTED, ROLLED_BACK, EXPIRED)
+
+
+def utcnow():
+    """Naive UTC now, the form every timestamp column holds."""
+    return timeutils.utcnow()
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class TimestampMixin:
+    created_at = sa.Column(sa.DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(sa.DateTime, nullable=True, onupdate=utcnow)
+
+
+class QuotaUsage(TimestampMixin, Base):
+    """What a project uses and holds reserved of one resource."""
+
+    __tablename__ = 'quota_usages'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'resource',
+                            name='uniq_quota_usages0project_id0resource'),
+        sa.CheckConstraint('used >= 0', name='ck_quota_usages_used'),
+        sa.CheckConstraint('reserved >= 0', name='ck_quota_usages_reserved'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    resource = sa.Column(sa.String(255), nullable=False)
+    used = sa.Column(sa.Integer, nullable=False, default=0)
+    reserved = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class Reservation(TimestampMixin, Base):
+    """One resource's share of a reserve (or of a release)."""
+
+    __tablename__ = 'reservations'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'request_id', 'resource',
+                            name='uniq_reservations0project0request0res'),
+        sa.Index('reservations_status_expire_idx', 'status', 'expire'),
+        sa.Index('reservations_status_updated_idx', 'status', 'updated_at'),
+        sa.Index('reservations_project_status_idx', 'project_id', 'status'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    usage_id = sa.Column(sa.Integer, sa.ForeignKey('quota_usages.id'),
+                         nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    resource = sa.Column(sa.String(255), nullable=False)
+    delta = sa.Column(sa.Integer, nullable=False)
+    expire = sa.Column(sa.DateTime, nullable=True)
+    status = sa.Column(sa.String(16), nullable=False, default=RESERVED)
+    request_id = sa.Column(sa.String(255), nullable=True)
+    consumer_id = sa.Column(sa.String(255), nullable=True)
+
+
+class ConsumerUsage(TimestampMixin, Base):
+    """What one consumer (an instance, a lease) holds of a resource.
+
+    Committed reservations add to it and releases take from it; '' stands
+    for reservations that named no consumer.
+    """
+
+    __tablename__ = 'consumer_usages'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'resource', 'consumer_id',
+                            name='uniq_consumer_usages0project0res0consumer'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    resource = sa.Column(sa.String(255), nullable=False)
+    consumer_id = sa.Column(sa.String(255), nullable=False, default='')
+    used = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class DriftEvent(Base):
+    """A moment the books disagreed with a request, recorded, not hidden.
+
+    For example a release of more than a project (or consumer) uses: the
+    count stops at zero and the difference is kept here until a
+    ``quota sync`` acknowledges it.
+    """
+
+    __tablename__ = 'drift_events'
+    __table_args__ = (
+        sa.Index('drift_events_resolved_idx', 'resolved_at'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    resource = sa.Column(sa.String(255), nullable=False)
+    consumer_id = sa.Column(sa.String(255), nullable=True)
+    kind = sa.Column(sa.String(64), nullable=False)
+    requested = sa.Column(sa.Integer, nullable=False)
+    applied = sa.Column(sa.Integer, nullable=False)
+    detail = sa.Column(sa.String(1024), nullable=True)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=utcnow)
+    resolved_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class RegisteredLimit(TimestampMixin, Base):
+    """The default limit of a resource for every project (embedded store)."""
+
+    __tablename__ = 'registered_limits'
+
+    resource = sa.Column(sa.String(255), primary_key=True)
+    default_limit = sa.Column(sa.Integer, nullable=False)
+
+
+class ProjectLimit(TimestampMixin, Base):
+    """A project's own limit of a resource (embedded store)."""
+
+    __tablename__ = 'project_limits'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'resource',
+                            name='uniq_project_limits0project_id0resource'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    resource = sa.Column(sa.String(255), nullable=False)
+    resource_limit = sa.Column(sa.Integer, nullable=False)

@@ -1,0 +1,443 @@
+"""DbQuotaDriver: the ledger's database work.
+
+Locking discipline, the whole of the ledger's concurrency story:
+
+* Every transaction that changes a project's books first locks that
+  project's ``quota_usages`` rows with ``SELECT ... FOR UPDATE``, ordered by
+  resource, as its *first* statement. All later reads therefore see every
+  change committed under those locks (also under MySQL's REPEATABLE READ,
+  whose snapshot starts at the first plain read).
+* A reservation row is only changed while its project's usage rows are
+  locked, so reservation rows need no locks of their own.
+* Rows are always locked in the same order, so transactions queue rather
+  than deadlock; the rare deadlock or lost race to create a first row is
+  retried as a whole transaction (``db_api.retry_on_conflict``).
+
+Input is validated by the QuotaEngine before it reaches the driver.
+"""
+
+import dataclasses
+import datetime
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from cyquota.conf import CONF
+from cyquota.db import api as db_api
+from cyquota.db import models
+from cyquota import exception
+
+LOG = logging.getLogger(__name__)
+
+_usages = models.QuotaUsage.__table__
+_reservations = models.Reservation.__table__
+_consumers = models.ConsumerUsage.__table__
+_drift = models.DriftEvent.__table__
+
+
+@dataclasses.dataclass
+class _Usage:
+    """A locked ``quota_usages`` row, changed in memory, then written."""
+
+    id: int
+    resource: str
+    used: int
+    reserved: int
+    dirty: bool = False
+
+    def add(self, field, delta):
+        """Add ``delta`` to ``field``, stopping at zero; returns what was
+        applied."""
+        current = getattr(self, field)
+        applied = max(delta, -current)
+        setattr(self, field, current + applied)
+        self.dirty = self.dirty or applied != 0
+        return applied
+
+
+def _usage_dict(usage, limit):
+    available = -1 if limit < 0 else max(
+        0, limit - usage.used - usage.reserved)
+    return {'limit': limit, 'used': usage.used, 'reserved': usage.reserved,
+            'available': available}
+
+
+class DbQuotaDriver:
+    """Keeps ``quota_usages`` and ``reservations`` right.
+
+    :param model: the enforcement model that gives each project's limits.
+    """
+
+    def __init__(self, model):
+        self.model = model
+
+    # -- reading -----------------------------------------------------------
+
+    def get_project_usage(self, context, project_id, resources):
+        """``{resource: {limit, used, reserved, available}}``."""
+        with db_api.reader(context) as session:
+            rows = session.execute(
+                sa.select(_usages.c.resource, _usages.c.used,
+                          _usages.c.reserved)
+                .where(_usages.c.project_id == project_id)).all()
+            found = {r.resource: _Usage(0, r.resource, r.used, r.reserved)
+                     for r in rows}
+            limits = self.model.project_limits(context, project_id,
+                                               resources)
+        return {r: _usage_dict(found.get(r) or _Usage(0, r, 0, 0), limits[r])
+                for r in resources}
+
+    def list_reservations(self, context, project_id=None, status=None,
+                          limit=1000):
+        """Reservation rows as dicts, newest first."""
+        query = sa.select(_reservations).order_by(_reservations.c.id.desc())
+        if project_id is not None:
+            query = query.where(_reservations.c.project_id == project_id)
+        if status is not None:
+            query = query.where(_reservations.c.status == status)
+        with db_api.reader(context) as session:
+            rows = session.execute(query.limit(limit)).mappings().all()
+        return [dict(r) for r in rows]
+
+    # -- the ledger operations ---------------------------------------------
+
+    @db_api.retry_on_conflict
+    def reserve(self, context, project_id, deltas, expire, request_id=None,
+                consumer_id=None, dry_run=False):
+        """Hold ``deltas`` for ``project_id`` until commit, rollback or
+        ``expire``; all resources or none. Returns reservation uuids in
+        resource order (``[]`` for a dry run, which writes nothing)."""
+        resources = list(deltas)
+        with db_api.writer(context) as session:
+            usages = self._lock_usages(session, project_id, resources,
+                                       create=not dry_run)
+            if request_id is not None:
+                earlier = self._find_request(session, project_id, request_id,
+                                             deltas)
+                if earlier is not None:
+                    return earlier
+            self._check(context, project_id, deltas, usages)
+            if dry_run:
+                return []
+            now = models.utcnow()
+            rows = [dict(uuid=uuidutils.generate_uuid(),
+                         usage_id=usages[r].id, project_id=project_id,
+                         resource=r, delta=d, expire=expire,
+                         status=models.RESERVED, request_id=request_id,
+                         consumer_id=consumer_id, created_at=now)
+                    for r, d in deltas.items()]
+            session.execute(_reservations.insert(), rows)
+            for resource, delta in deltas.items():
+                if delta > 0:
+                    usages[resource].add('reserved', delta)
+            self._write_usages(session, usages)
+        return [row['uuid'] for row in rows]
+
+    def commit(self, context, project_id, uuids):
+        """Move reserved counts to used. Committing a committed reservation
+        does nothing; a rolled back or expired one is a conflict."""
+        self._finish(context, project_id, uuids, models.COMMITTED)
+
+    def rollback(self, context, project_id, uuids):
+        """Give reserved counts back. Rolling back a rolled back or expired
+        reservation does nothing; a committed one is a conflict."""
+        self._finish(context, project_id, uuids, models.ROLLED_BACK)
+
+    @db_api.retry_on_conflict
+    def release(self, context, project_id, deltas, consumer_id=None):
+        """Take positive ``deltas`` off ``used`` at once (a detach).
+
+        A count never goes below zero: what could not be taken is recorded
+        as a drift event. Returns the uuids of the committed release rows.
+        """
+        resources = list(deltas)
+        now = models.utcnow()
+        with db_api.writer(context) as session:
+            usages = self._lock_usages(session, project_id, resources,
+                                       create=True)
+            rows = []
+            for resource, amount in deltas.items():
+                usage = usages[resource]
+                applied = -usage.add('used', -amount)
+                if applied < amount:
+                    self._record_drift(
+                        session, project_id, resource, consumer_id,
+                        'release_below_zero', amount, applied,
+                        'release of %d with only %d used' % (amount,
+                                                            applied))
+                self._add_consumer_usage(session, project_id, resource,
+                                         consumer_id, -amount)
+                rows.append(dict(uuid=uuidutils.generate_uuid(),
+                                 usage_id=usage.id, project_id=project_id,
+                                 resource=resource, delta=-applied,
+                                 expire=None, status=models.COMMITTED,
+                                 request_id=None, consumer_id=consumer_id,
+                                 created_at=now, updated_at=now))
+            session.execute(_reservations.insert(), rows)
+            self._write_usages(session, usages)
+        return [row['uuid'] for row in rows]
+
+    def expire(self, context):
+        """Roll back every reserved row whose expiry has passed, project by
+        project; returns how many expired. Safe to run in several
+        conductors at once: each row is expired exactly once."""
+        now = models.utcnow()
+        total = 0
+        while True:
+            with db_api.reader(context) as session:
+                projects = session.execute(
+                    sa.select(_reservations.c.project_id).distinct()
+                    .where(_reservations.c.status == models.RESERVED,
+                           _reservations.c.expire < now)
+                    .limit(CONF.quota.batch_size)).scalars().all()
+            if not projects:
+                return total
+            for project_id in projects:
+                total += self._expire_project(context, project_id, now)
+
+    def purge(self, context):
+        """Delete terminal reservation rows and resolved drift events older
+        than ``[quota] reservation_retention``; returns how many rows."""
+        before = models.utcnow() - datetime.timedelta(
+            seconds=CONF.quota.reservation_retention)
+        total = 0
+        for table, where in (
+                (_reservations, sa.and_(
+                    _reservations.c.status.in_(models.TERMINAL_STATUSES),
+                    _reservations.c.updated_at < before)),
+                (_drift, _drift.c.resolved_at < before)):
+            while True:
+                with db_api.writer(context) as session:
+                    ids = session.execute(
+                        sa.select(table.c.id).where(where)
+                        .limit(CONF.quota.batch_size)).scalars().all()
+                    if ids:
+                        session.execute(
+                            table.delete().where(table.c.id.in_(ids)))
+                total += len(ids)
+                if len(ids) < CONF.quota.batch_size:
+                    break
+        return total
+
+    # -- steps -------------------------------------------------------------
+
+    @db_api.retry_on_conflict
+    def _finish(self, context, project_id, uuids, target):
+        action = 'commit' if target == models.COMMITTED else 'roll back'
+        with db_api.writer(context) as session:
+            usages = self._lock_usages(session, project_id)
+            rows = session.execute(
+                sa.select(_reservations.c.id, _reservations.c.uuid,
+                          _reservations.c.resource, _reservations.c.delta,
+                          _reservations.c.status,
+                          _reservations.c.consumer_id)
+                .where(_reservations.c.project_id == project_id,
+                       _reservations.c.uuid.in_(uuids))).all()
+            missing = set(uuids) - {row.uuid for row in rows}
+            if missing:
+                raise exception.ReservationNotFound(
+                    uuids=', '.join(sorted(missing)), project_id=project_id)
+            pending = []
+            for row in rows:
+                if row.status == models.RESERVED:
+                    pending.append(row)
+                elif not self._already_done(row.status, target):
+                    raise exception.ReservationConflict(
+                        action=action, uuid=row.uuid, status=row.status)
+            for row in pending:
+                self._settle(session, project_id, usages[row.resource], row,
+                             target)
+            if pending:
+                self._write_usages(session, usages)
+                session.execute(
+                    _reservations.update()
+                    .where(_reservations.c.id.in_([r.id for r in pending]))
+                    .values(status=target, updated_at=models.utcnow()))
+
+    @staticmethod
+    def _already_done(status, target):
+        # A retried commit finds it committed; a rollback of an expired
+        # reservation finds the quota already given back.
+        if target == models.COMMITTED:
+            return status == models.COMMITTED
+        return status in (models.ROLLED_BACK, models.EXPIRED)
+
+    def _settle(self, session, project_id, usage, row, target):
+        """Apply one reserved row's end (commit, rollback or expiry)."""
+        if row.delta > 0:
+            given = -usage.add('reserved', -row.delta)
+            if given < row.delta:
+                self._record_drift(
+                    session, project_id, row.resource, row.consumer_id,
+                    'reserved_below_zero', row.delta, given,
+                    'reservation %s held more than reserved' % row.uuid)
+        if target != models.COMMITTED:
+            return
+        applied = usage.add('used', row.delta)
+        if applied != row.delta:
+            self._record_drift(
+                session, project_id, row.resource, row.consumer_id,
+                'used_below_zero', row.delta, applied,
+                'commit of reservation %s' % row.uuid)
+        self._add_consumer_usage(session, project_id, row.resource,
+                                 row.consumer_id, row.delta)
+
+    @db_api.retry_on_conflict
+    def _expire_project(self, context, project_id, now):
+        with db_api.writer(context) as session:
+            usages = self._lock_usages(session, project_id)
+            rows = session.execute(
+                sa.select(_reservations.c.id, _reservations.c.uuid,
+                          _reservations.c.resource, _reservations.c.delta,
+                          _reservations.c.consumer_id)
+                .where(_reservations.c.project_id == project_id,
+                       _reservations.c.status == models.RESERVED,
+                       _reservations.c.expire < now)
+                .order_by(_reservations.c.id)
+                .limit(CONF.quota.batch_size)).all()
+            for row in rows:
+                self._settle(session, project_id, usages[row.resource], row,
+                             models.EXPIRED)
+            if rows:
+                self._write_usages(session, usages)
+                session.execute(
+                    _reservations.update()
+                    .where(_reservations.c.id.in_([r.id for r in rows]))
+                    .values(status=models.EXPIRED, updated_at=now))
+        if rows:
+            LOG.info('Expired %d reservation(s) of project %s',
+                     len(rows), project_id)
+        return len(rows)
+
+    def _lock_usages(self, session, project_id, resources=None,
+                     create=False):
+        """Lock a project's usage rows (``resources``, or all), in resource
+        order; with ``create``, insert the missing ones."""
+        query = (sa.select(_usages.c.id, _usages.c.resource, _usages.c.used,
+                           _usages.c.reserved)
+                 .where(_usages.c.project_id == project_id)
+                 .order_by(_usages.c.resource)
+                 .with_for_update())
+        if resources is not None:
+            query = query.where(_usages.c.resource.in_(resources))
+        usages = {row.resource: _Usage(*row)
+                  for row in session.execute(query)}
+        for resource in resources or ():
+            if resource in usages:
+                continue
+            if not create:
+                usages[resource] = _Usage(None, resource, 0, 0)
+                continue
+            # A concurrent first use of the pair makes this insert fail on
+            # the unique constraint; the whole transaction is retried.
+            result = session.execute(_usages.insert().values(
+                project_id=project_id, resource=resource, used=0, reserved=0,
+                created_at=models.utcnow()))
+            usages[resource] = _Usage(result.inserted_primary_key[0],
+                                      resource, 0, 0)
+        return usages
+
+    @staticmethod
+    def _find_request(session, project_id, request_id, deltas):
+        """The uuids of an earlier reserve with this request id, if any."""
+        rows = session.execute(
+            sa.select(_reservations.c.uuid, _reservations.c.resource,
+                      _reservations.c.delta)
+            .where(_reservations.c.project_id == project_id,
+                   _reservations.c.request_id == request_id)
+            .order_by(_reservations.c.resource)).all()
+        if not rows:
+            return None
+        earlier = {row.resource: row.delta for row in rows}
+        if earlier != deltas:
+            raise exception.RequestIdConflict(
+                request_id=request_id, project_id=project_id,
+                existing=', '.join('%s: %d' % kv for kv in earlier.items()))
+        return [row.uuid for row in rows]
+
+    def _check(self, context, project_id, deltas, usages):
+        """Raise OverQuota (or InvalidDelta) unless every delta fits."""
+        limits = self.model.project_limits(context, project_id, list(deltas))
+        overs = []
+        for resource, delta in deltas.items():
+            usage = usages[resource]
+            if delta < 0:
+                if usage.used + delta < 0:
+                    raise exception.InvalidDelta(
+                        resource=resource,
+                        reason='%d would take used (%d) below zero'
+                               % (delta, usage.used))
+                continue
+            total = usage.used + usage.reserved + delta
+            if total > models.MAX_COUNT:
+                raise exception.InvalidDelta(
+                    resource=resource,
+                    reason='%d would overflow the count (largest %d)'
+                           % (delta, models.MAX_COUNT))
+            limit = limits[resource]
+            if 0 <= limit < total:
+                overs.append(dict(project_id=project_id, resource=resource,
+                                  scope='project', limit=limit,
+                                  used=usage.used, reserved=usage.reserved,
+                                  requested=delta))
+        if overs:
+            raise exception.OverQuota(overs=overs)
+
+    @staticmethod
+    def _write_usages(session, usages):
+        changed = [dict(_id=u.id, _used=u.used, _reserved=u.reserved)
+                   for u in usages.values() if u.dirty]
+        if changed:
+            session.execute(
+                _usages.update()
+                .where(_usages.c.id == sa.bindparam('_id'))
+                .values(used=sa.bindparam('_used'),
+                        reserved=sa.bindparam('_reserved'),
+                        updated_at=models.utcnow()),
+                changed)
+
+    def _add_consumer_usage(self, session, project_id, resource, consumer_id,
+                            delta):
+        """Add ``delta`` to what ``consumer_id`` holds, stopping at zero.
+
+        Runs under the project's usage row lock, so the row's read, insert
+        and update cannot race.
+        """
+        consumer = consumer_id or ''
+        where = sa.and_(_consumers.c.project_id == project_id,
+                        _consumers.c.resource == resource,
+                        _consumers.c.consumer_id == consumer)
+        updated = session.execute(
+            _consumers.update()
+            .where(where, _consumers.c.used + delta >= 0)
+            .values(used=_consumers.c.used + delta,
+                    updated_at=models.utcnow())).rowcount
+        if updated:
+            return
+        if delta > 0:
+            session.execute(_consumers.insert().values(
+                project_id=project_id, resource=resource,
+                consumer_id=consumer, used=delta,
+                created_at=models.utcnow()))
+            return
+        held = session.execute(
+            sa.select(_consumers.c.used).where(where)).scalar()
+        if held:
+            session.execute(_consumers.update().where(where).values(
+                used=0, updated_at=models.utcnow()))
+        self._record_drift(
+            session, project_id, resource, consumer_id,
+            'consumer_release_below_zero', -delta, held or 0,
+            'consumer %r held %d' % (consumer, held or 0))
+
+    @staticmethod
+    def _record_drift(session, project_id, resource, consumer_id, kind,
+                      requested, applied, detail):
+        LOG.warning('Quota drift in project %s, %s: %s (%s)', project_id,
+                    resource, kind, detail)
+        session.execute(_drift.insert().values(
+            project_id=project_id, resource=resource,
+            consumer_id=consumer_id, kind=kind, requested=requested,
+            applied=applied, detail=detail[:1024],
+            created_at=models.utcnow()))

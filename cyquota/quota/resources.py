@@ -1,0 +1,37 @@
+"""The accelerator resource classes that quotas count.
+
+FPGA and GPU are always counted; operators add others with ``[quota]
+resources``: standard Placement resource class names (os-resource-classes)
+or custom ones, ``CUSTOM_[A-Z0-9_]+``.
+"""
+
+import os_resource_classes as orc
+
+from cyquota.conf import CONF
+from cyquota import exception
+
+BUILTIN = ('FPGA', 'GPU')
+
+
+def _check_name(name):
+    if name in BUILTIN or name in orc.STANDARDS or orc.is_custom(name):
+        return name
+    raise exception.Invalid(
+        reason="[quota] resources: '%s' is neither a standard resource "
+               "class nor CUSTOM_[A-Z0-9_]+" % name)
+
+
+def known_resources():
+    """Every counted resource class, built-in first, in a stable order."""
+    extra = [_check_name(name) for name in CONF.quota.resources
+             if name not in BUILTIN]
+    return BUILTIN + tuple(sorted(set(extra)))
+
+
+def check_resource(name):
+    """Return ``name`` if it is counted, else raise UnknownResource."""
+    known = known_resources()
+    if not isinstance(name, str) or name not in known:
+        raise exception.UnknownResource(resource=name,
+                                        known=', '.join(known))
+    return name
