@@ -18,14 +18,16 @@ def _config(connection):
     return config
 
 
-def upgrade(revision='head'):
-    """Bring the configured database up to ``revision``."""
+def upgrade(revision='heads'):
+    """Bring the configured database up to ``revision`` (all heads: each
+    feature's migrations form their own branch from the ledger's)."""
     with db_api.get_engine().begin() as connection:
         command.upgrade(_config(connection), revision)
 
 
 def version():
-    """The database's current revision, or None before the first sync."""
+    """The database's current revisions (one per branch), empty before the
+    first sync."""
     with db_api.get_engine().connect() as connection:
-        return alembic_migration.MigrationContext.configure(
-            connection).get_current_revision()
+        return tuple(sorted(alembic_migration.MigrationContext.configure(
+            connection).get_current_heads()))

@@ -1,0 +1,51 @@
+"""Functional tests run on the real PostgreSQL and MariaDB servers.
+
+Each test session creates its own database on each server and drops it at
+the end. When a server cannot be reached the tests fail under CI (CI=true)
+and are skipped elsewhere.
+"""
+
+import os
+
+import pytest
+
+from tests import fixtures
+
+pytestmark = pytest.mark.functional
+
+
+def _unavailable(backend, error):
+    message = '%s server at %s is not reachable: %s' % (
+        backend, fixtures.SERVERS[backend], error)
+    if os.environ.get('CI', '').lower() == 'true':
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope='session')
+def _server_databases():
+    created = {}
+    yield created
+    for url in created.values():
+        fixtures.drop_database(url)
+
+
+@pytest.fixture(params=['postgresql', 'mysql'])
+def backend(request, _server_databases):
+    """'postgresql' or 'mysql', with cyquota pointed at that server's test
+    database, migrated and empty."""
+    name = request.param
+    if name not in _server_databases:
+        try:
+            _server_databases[name] = fixtures.create_database(name)
+        except Exception as error:  # any driver error: server not there
+            _unavailable(name, error)
+    fixtures.use_database(_server_databases[name])
+    fixtures.clear_tables()
+    return name
+
+
+@pytest.fixture
+def db_url(backend, _server_databases):
+    """The URL of the current backend's test database."""
+    return _server_databases[backend]
