@@ -88,6 +88,43 @@ class DbQuotaDriver:
         return {r: _usage_dict(found.get(r) or _Usage(0, r, 0, 0), limits[r])
                 for r in resources}
 
+    def list_usages(self, context, resources, project_id=None,
+                    resource=None, limit=1000, marker=None):
+        """Usage rows with their limits, ordered by (project, resource).
+
+        ``marker`` is the ``"project_id/resource"`` of the last row of the
+        previous page.
+        """
+        query = (sa.select(_usages.c.project_id, _usages.c.resource,
+                           _usages.c.used, _usages.c.reserved)
+                 .where(_usages.c.resource.in_(resources))
+                 .order_by(_usages.c.project_id, _usages.c.resource)
+                 .limit(limit))
+        if project_id is not None:
+            query = query.where(_usages.c.project_id == project_id)
+        if resource is not None:
+            query = query.where(_usages.c.resource == resource)
+        if marker is not None:
+            last_project, last_resource = marker
+            query = query.where(sa.or_(
+                _usages.c.project_id > last_project,
+                sa.and_(_usages.c.project_id == last_project,
+                        _usages.c.resource > last_resource)))
+        result = []
+        with db_api.reader(context) as session:
+            rows = session.execute(query).all()
+            limits = {}
+            for row in rows:
+                if row.project_id not in limits:
+                    limits[row.project_id] = self.model.project_limits(
+                        context, row.project_id, resources)
+                usage = _Usage(0, row.resource, row.used, row.reserved)
+                result.append(dict(
+                    project_id=row.project_id, resource=row.resource,
+                    **_usage_dict(usage, limits[row.project_id][
+                        row.resource])))
+        return result
+
     def list_reservations(self, context, project_id=None, status=None,
                           limit=1000):
         """Reservation rows as dicts, newest first."""
@@ -219,6 +256,25 @@ class DbQuotaDriver:
                 if len(ids) < CONF.quota.batch_size:
                     break
         return total
+
+    @db_api.retry_on_conflict
+    def sync_usage(self, context, project_id, expected):
+        """Set a project's counts to ``expected`` ({resource: {"used": n,
+        "reserved": n}}) under the usual locks; returns the changes as
+        ``(resource, field, old, new)``."""
+        changes = []
+        with db_api.writer(context) as session:
+            usages = self._lock_usages(session, project_id, list(expected),
+                                       create=True)
+            for resource, counts in expected.items():
+                usage = usages[resource]
+                for field, value in counts.items():
+                    old = getattr(usage, field)
+                    if old != value:
+                        usage.add(field, value - old)
+                        changes.append((resource, field, old, value))
+            self._write_usages(session, usages)
+        return changes
 
     # -- steps -------------------------------------------------------------
 

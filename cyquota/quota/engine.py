@@ -97,3 +97,17 @@ class QuotaEngine:
         validation.project_id(project_id)
         return self.driver.get_project_usage(context, project_id,
                                              self.resources)
+
+    def list_usages(self, context, project_id=None, resource=None,
+                    limit=1000, marker=None):
+        """Usage rows ``{project_id, resource, used, reserved, limit,
+        available}`` in (project, resource) order, a page at a time;
+        ``marker`` is ``(project_id, resource)`` of the previous page's last
+        row."""
+        if project_id is not None:
+            validation.project_id(project_id)
+        if resource is not None:
+            quota_resources.check_resource(resource)
+        return self.driver.list_usages(
+            context, self.resources, project_id=project_id,
+            resource=resource, limit=limit, marker=marker)
