@@ -92,7 +92,7 @@ class DbQuotaDriver:
                     resource=None, limit=1000, marker=None):
         """Usage rows with their limits, ordered by (project, resource).
 
-        ``marker`` is the ``"project_id/resource"`` of the last row of the
+        ``marker`` is the ``(project_id, resource)`` of the last row of the
         previous page.
         """
         query = (sa.select(_usages.c.project_id, _usages.c.resource,
@@ -105,11 +105,8 @@ class DbQuotaDriver:
         if resource is not None:
             query = query.where(_usages.c.resource == resource)
         if marker is not None:
-            last_project, last_resource = marker
-            query = query.where(sa.or_(
-                _usages.c.project_id > last_project,
-                sa.and_(_usages.c.project_id == last_project,
-                        _usages.c.resource > last_resource)))
+            query = query.where(sa.tuple_(_usages.c.project_id,
+                                          _usages.c.resource) > tuple(marker))
         result = []
         with db_api.reader(context) as session:
             rows = session.execute(query).all()
@@ -258,17 +255,22 @@ class DbQuotaDriver:
         return total
 
     @db_api.retry_on_conflict
-    def sync_usage(self, context, project_id, expected):
-        """Set a project's counts to ``expected`` ({resource: {"used": n,
-        "reserved": n}}) under the usual locks; returns the changes as
-        ``(resource, field, old, new)``."""
+    def sync_usage(self, context, project_id, resources, expected_counts):
+        """Set a project's counts to what its records say, under the usual
+        locks; returns the changes as ``(resource, field, old, new)``.
+
+        ``expected_counts(context, project_id, resources)`` returns
+        ``{resource: {"used": n, "reserved": n}}``; it runs inside the
+        locked transaction, so no ledger operation can slip in between.
+        """
         changes = []
         with db_api.writer(context) as session:
-            usages = self._lock_usages(session, project_id, list(expected),
+            usages = self._lock_usages(session, project_id, resources,
                                        create=True)
-            for resource, counts in expected.items():
+            expected = expected_counts(context, project_id, resources)
+            for resource in resources:
                 usage = usages[resource]
-                for field, value in counts.items():
+                for field, value in expected[resource].items():
                     old = getattr(usage, field)
                     if old != value:
                         usage.add(field, value - old)

@@ -1,0 +1,155 @@
+"""cyquota-manage: database and ledger administration.
+
+    cyquota-manage [--config-file F] db sync | db version
+    cyquota-manage quota check [--project P]   exit 1 when there is drift
+    cyquota-manage quota sync [--project P]    repair it, print each change
+    cyquota-manage usage show [--project P] [--resource R]
+"""
+
+import sys
+
+from oslo_config import cfg
+from oslo_log import log as logging
+import prettytable
+
+from cyquota.conf import CONF
+from cyquota import context as cyquota_context
+from cyquota.db import migration
+from cyquota import exception
+from cyquota import quota
+from cyquota.quota import reconciliation
+from cyquota import service
+
+
+def _table(headers, rows):
+    table = prettytable.PrettyTable(headers)
+    table.align = 'l'
+    for row in rows:
+        table.add_row(row)
+    return table.get_string()
+
+
+def _progress(context, what):
+    """A callback that reports how far a scan of the usage rows has got."""
+    total = reconciliation.count_usage_rows(context, CONF.category.project)
+
+    def report(done):
+        print('%s: %d/%d usage rows (%d%%)' % (
+            what, done, total, 100 * done // max(total, 1)), file=sys.stderr)
+    return report
+
+
+def db_sync():
+    migration.upgrade()
+    print('Database is at revision(s): %s' % ', '.join(migration.version()))
+
+
+def db_version():
+    revisions = migration.version()
+    print(', '.join(revisions) if revisions else 'None (run "db sync")')
+
+
+def quota_check():
+    context = cyquota_context.get_admin_context()
+    project = CONF.category.project
+    drift = reconciliation.find_drift(context, project,
+                                      _progress(context, 'quota check'))
+    events = reconciliation.unresolved_events(context, project)
+    if drift:
+        print('Counts that disagree with the records:')
+        print(_table(['Project', 'Resource', 'Field', 'Recorded', 'Expected'],
+                     [(d.project_id, d.resource, d.field, d.recorded,
+                       d.expected) for d in drift]))
+    if events:
+        print('Drift events not yet acknowledged by "quota sync":')
+        print(_table(['When', 'Project', 'Resource', 'Consumer', 'Kind',
+                      'Requested', 'Applied'],
+                     [(e['created_at'].isoformat(' ', 'seconds'),
+                       e['project_id'], e['resource'],
+                       e['consumer_id'] or '-', e['kind'], e['requested'],
+                       e['applied']) for e in events]))
+    if drift or events:
+        return 1
+    print('No drift.')
+    return 0
+
+
+def quota_sync():
+    context = cyquota_context.get_admin_context()
+    changes, acknowledged = reconciliation.sync(
+        context, quota.QUOTAS.driver, CONF.category.project,
+        _progress(context, 'quota sync'))
+    if changes:
+        print(_table(['Project', 'Resource', 'Field', 'Old', 'New'],
+                     [(c['project_id'], c['resource'], c['field'], c['old'],
+                       c['new']) for c in changes]))
+    print('%d count(s) repaired, %d drift event(s) acknowledged.'
+          % (len(changes), acknowledged))
+    return 0
+
+
+def usage_show():
+    context = cyquota_context.get_admin_context()
+    rows, marker = [], None
+    while True:
+        page = quota.QUOTAS.list_usages(
+            context, project_id=CONF.category.project,
+            resource=CONF.category.resource, marker=marker)
+        rows.extend(page)
+        if len(page) < 1000:
+            break
+        marker = (page[-1]['project_id'], page[-1]['resource'])
+
+    def show(value):
+        return 'unlimited' if value == -1 else value
+    print(_table(['Project', 'Resource', 'Used', 'Reserved', 'Limit',
+                  'Available'],
+                 [(r['project_id'], r['resource'], r['used'], r['reserved'],
+                   show(r['limit']), show(r['available'])) for r in rows]))
+    return 0
+
+
+def _add_parsers(subparsers):
+    def command(category, action, func, help_text, project=False,
+                resource=False):
+        parser = category.add_parser(action, help=help_text)
+        if project:
+            parser.add_argument('--project', help='only this project id')
+        if resource:
+            parser.add_argument('--resource', help='only this resource')
+        parser.set_defaults(func=func, project=None, resource=None)
+
+    db = subparsers.add_parser('db', help='database schema').add_subparsers(
+        dest='action', required=True)
+    command(db, 'sync', db_sync, 'create or upgrade the schema')
+    command(db, 'version', db_version, 'show the schema revision')
+    ledger = subparsers.add_parser(
+        'quota', help='reconcile counts with records').add_subparsers(
+        dest='action', required=True)
+    command(ledger, 'check', quota_check,
+            'list drift; exit code 1 when there is any', project=True)
+    command(ledger, 'sync', quota_sync, 'repair drift, printing each change',
+            project=True)
+    usage = subparsers.add_parser('usage', help='quota usage').add_subparsers(
+        dest='action', required=True)
+    command(usage, 'show', usage_show, 'usage, limits and availability',
+            project=True, resource=True)
+
+
+def main(argv=None):
+    """Entry point of ``cyquota-manage``; returns the exit code."""
+    logging.register_options(CONF)
+    CONF.register_cli_opt(cfg.SubCommandOpt(
+        'category', title='Commands', handler=_add_parsers))
+    # Logs go to stderr so that stdout holds only the command's output.
+    CONF.set_default('use_stderr', True)
+    service.prepare_service(argv)
+    try:
+        return CONF.category.func()
+    except exception.CyquotaException as error:
+        print('Error: %s' % error, file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

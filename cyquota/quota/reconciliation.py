@@ -1,0 +1,151 @@
+"""Reconciliation: find and repair drift between counts and records.
+
+The counts are ``quota_usages.used`` and ``.reserved``. The records say
+what they should be: ``used`` is what the consumers hold
+(``consumer_usages``: committed reservations minus releases) and
+``reserved`` is the sum of the positive deltas of reservations still
+``reserved``. Drift events that the ledger recorded (a release of more than
+was used, for example) are reported too until a sync acknowledges them.
+"""
+
+import dataclasses
+
+import sqlalchemy as sa
+
+from cyquota.conf import CONF
+from cyquota.db import api as db_api
+from cyquota.db import models
+
+_usages = models.QuotaUsage.__table__
+_reservations = models.Reservation.__table__
+_consumers = models.ConsumerUsage.__table__
+_drift = models.DriftEvent.__table__
+
+
+@dataclasses.dataclass(frozen=True)
+class Drift:
+    """A count that disagrees with the records."""
+
+    project_id: str
+    resource: str
+    field: str
+    recorded: int
+    expected: int
+
+
+def expected_counts(context, project_id, resources):
+    """``{resource: {"used": n, "reserved": n}}`` as the records say."""
+    result = {r: {'used': 0, 'reserved': 0} for r in resources}
+    for (_, resource), counts in _expected_for(context, [project_id],
+                                               resources).items():
+        result[resource] = counts
+    return result
+
+
+def _expected_for(context, project_ids, resources=None):
+    """``{(project_id, resource): {"used", "reserved"}}`` for projects."""
+    used = (sa.select(_consumers.c.project_id, _consumers.c.resource,
+                      sa.func.sum(_consumers.c.used))
+            .where(_consumers.c.project_id.in_(project_ids))
+            .group_by(_consumers.c.project_id, _consumers.c.resource))
+    reserved = (sa.select(_reservations.c.project_id,
+                          _reservations.c.resource,
+                          sa.func.sum(_reservations.c.delta))
+                .where(_reservations.c.project_id.in_(project_ids),
+                       _reservations.c.status == models.RESERVED,
+                       _reservations.c.delta > 0)
+                .group_by(_reservations.c.project_id,
+                          _reservations.c.resource))
+    if resources is not None:
+        used = used.where(_consumers.c.resource.in_(resources))
+        reserved = reserved.where(_reservations.c.resource.in_(resources))
+    result = {}
+    with db_api.reader(context) as session:
+        for field, query in (('used', used), ('reserved', reserved)):
+            for project_id, resource, total in session.execute(query):
+                counts = result.setdefault((project_id, resource),
+                                           {'used': 0, 'reserved': 0})
+                counts[field] = int(total or 0)
+    return result
+
+
+def count_usage_rows(context, project_id=None):
+    query = sa.select(sa.func.count()).select_from(_usages)
+    if project_id is not None:
+        query = query.where(_usages.c.project_id == project_id)
+    with db_api.reader(context) as session:
+        return session.execute(query).scalar()
+
+
+def find_drift(context, project_id=None, progress=None):
+    """Every count that disagrees with its records, in (project, resource)
+    order. Reads a batch of usage rows at a time; ``progress(done)`` is
+    called after each batch."""
+    drift = []
+    marker = None
+    done = 0
+    while True:
+        query = (sa.select(_usages.c.project_id, _usages.c.resource,
+                           _usages.c.used, _usages.c.reserved)
+                 .order_by(_usages.c.project_id, _usages.c.resource)
+                 .limit(CONF.quota.batch_size))
+        if project_id is not None:
+            query = query.where(_usages.c.project_id == project_id)
+        if marker is not None:
+            query = query.where(sa.tuple_(_usages.c.project_id,
+                                          _usages.c.resource) > marker)
+        with db_api.reader(context) as session:
+            rows = session.execute(query).all()
+        if not rows:
+            return drift
+        expected = _expected_for(context, {r.project_id for r in rows})
+        for row in rows:
+            counts = expected.get((row.project_id, row.resource),
+                                  {'used': 0, 'reserved': 0})
+            for field in ('used', 'reserved'):
+                recorded = getattr(row, field)
+                if recorded != counts[field]:
+                    drift.append(Drift(row.project_id, row.resource, field,
+                                       recorded, counts[field]))
+        done += len(rows)
+        marker = (rows[-1].project_id, rows[-1].resource)
+        if progress is not None:
+            progress(done)
+
+
+def unresolved_events(context, project_id=None):
+    """Drift events not yet acknowledged by a sync, oldest first."""
+    query = (sa.select(_drift).where(_drift.c.resolved_at.is_(None))
+             .order_by(_drift.c.id))
+    if project_id is not None:
+        query = query.where(_drift.c.project_id == project_id)
+    with db_api.reader(context) as session:
+        return [dict(row) for row in session.execute(query).mappings()]
+
+
+def sync(context, driver, project_id=None, progress=None):
+    """Repair every drifting count and acknowledge the drift events.
+
+    Returns ``(changes, acknowledged)``: changes as dicts of project_id,
+    resource, field, old and new; acknowledged, the number of events.
+    Each project is repaired in its own locked transaction, where its
+    records are read again, so a concurrent reserve or commit is never
+    overwritten with a stale figure.
+    """
+    by_project = {}
+    for item in find_drift(context, project_id=project_id,
+                           progress=progress):
+        by_project.setdefault(item.project_id, set()).add(item.resource)
+    changes = []
+    for project, resources in sorted(by_project.items()):
+        for resource, field, old, new in driver.sync_usage(
+                context, project, sorted(resources), expected_counts):
+            changes.append(dict(project_id=project, resource=resource,
+                                field=field, old=old, new=new))
+    with db_api.writer(context) as session:
+        query = _drift.update().where(_drift.c.resolved_at.is_(None))
+        if project_id is not None:
+            query = query.where(_drift.c.project_id == project_id)
+        acknowledged = session.execute(
+            query.values(resolved_at=models.utcnow())).rowcount
+    return changes, acknowledged

@@ -1,0 +1,83 @@
+"""cyquota-manage as an operator runs it: a real process, a config file."""
+
+import subprocess
+import sys
+
+import pytest
+
+from cyquota.db import api as db_api
+from cyquota import quota
+from tests import fixtures
+
+
+def _rows(table):
+    """The cells of a printed table's body rows."""
+    return [[cell.strip() for cell in line.strip('|').split('|')]
+            for line in table.splitlines()
+            if line.startswith('|') and not line.startswith('| Project')]
+
+
+@pytest.fixture
+def manage(tmp_path):
+    url = 'sqlite:///%s' % (tmp_path / 'cyquota.sqlite')
+    config = tmp_path / 'cyquota.conf'
+    config.write_text('[database]\nconnection = %s\n' % url)
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, '-m', 'cyquota.cmd.manage', '--config-file',
+             str(config), *args], capture_output=True, text=True,
+            timeout=120)
+    run.url = url
+    return run
+
+
+def test_db_sync_and_version(manage):
+    assert manage('db', 'version').stdout.strip() == 'None (run "db sync")'
+    result = manage('db', 'sync')
+    assert result.returncode == 0, result.stderr
+    assert 'Database is at revision(s): 0001' in result.stdout
+    assert '0001' in manage('db', 'version').stdout
+
+
+def test_check_sync_and_usage_show(manage, ctx):
+    assert manage('db', 'sync').returncode == 0
+    fixtures.use_database(manage.url, migrate=False)
+    quota.QUOTAS.limit_source.set_registered_limit(ctx, 'FPGA', 4)
+    quota.QUOTAS.commit(ctx, 'proj-a', quota.QUOTAS.reserve(
+        ctx, 'proj-a', {'FPGA': 2, 'GPU': 1}, consumer_id='vm1'))
+
+    shown = manage('usage', 'show')
+    assert shown.returncode == 0
+    assert _rows(shown.stdout) == [
+        ['proj-a', 'FPGA', '2', '0', '4', '2'],
+        ['proj-a', 'GPU', '1', '0', 'unlimited', 'unlimited']]
+
+    clean = manage('quota', 'check')
+    assert (clean.returncode, clean.stdout.strip()) == (0, 'No drift.')
+
+    with db_api.get_engine().begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE quota_usages SET used = 5 WHERE resource = 'FPGA'")
+    drifting = manage('quota', 'check')
+    assert drifting.returncode == 1
+    assert _rows(drifting.stdout) == [['proj-a', 'FPGA', 'used', '5', '2']]
+    assert 'quota check: 2/2 usage rows (100%)' in drifting.stderr
+
+    repaired = manage('quota', 'sync')
+    assert repaired.returncode == 0
+    assert _rows(repaired.stdout) == [['proj-a', 'FPGA', 'used', '5', '2']]
+    assert '1 count(s) repaired, 0 drift event(s) acknowledged.' \
+        in repaired.stdout
+    assert manage('quota', 'check').returncode == 0
+
+
+def test_bad_input_is_a_clear_error(manage):
+    assert manage('db', 'sync').returncode == 0
+    result = manage('usage', 'show', '--resource', 'BOGUS')
+    assert result.returncode == 2
+    assert "Unknown resource 'BOGUS'" in result.stderr
+    assert 'Traceback' not in result.stderr
+    result = manage('usage', 'show', '--project', 'not a project')
+    assert result.returncode == 2
+    assert "Invalid project id 'not a project'" in result.stderr

@@ -1,0 +1,75 @@
+"""Drift between counts and records: found, reported and repaired."""
+
+import sqlalchemy as sa
+
+from cyquota.conf import CONF
+from cyquota.db import api as db_api
+from cyquota import quota
+from cyquota.quota import reconciliation
+
+Q = quota.QUOTAS
+
+
+def _corrupt(sql):
+    with db_api.get_engine().begin() as conn:
+        conn.exec_driver_sql(sql)
+
+
+def test_consistent_books_have_no_drift(sqlite_db, ctx):
+    uuids = Q.reserve(ctx, 'p1', {'FPGA': 2, 'GPU': 1}, consumer_id='vm1')
+    Q.commit(ctx, 'p1', uuids)
+    Q.reserve(ctx, 'p1', {'FPGA': 1})
+    Q.release(ctx, 'p1', {'GPU': 1}, consumer_id='vm1')
+    assert reconciliation.find_drift(ctx) == []
+    assert reconciliation.unresolved_events(ctx) == []
+
+
+def test_counts_that_disagree_are_found_and_repaired(sqlite_db, ctx):
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='a'))
+    Q.reserve(ctx, 'p2', {'GPU': 3})
+    _corrupt("UPDATE quota_usages SET used = 9 WHERE project_id = 'p1'")
+    _corrupt("UPDATE quota_usages SET reserved = 0 WHERE project_id = 'p2'")
+
+    drift = reconciliation.find_drift(ctx)
+    assert drift == [
+        reconciliation.Drift('p1', 'FPGA', 'used', 9, 2),
+        reconciliation.Drift('p2', 'GPU', 'reserved', 0, 3)]
+
+    changes, acknowledged = reconciliation.sync(ctx, Q.driver)
+    assert changes == [
+        dict(project_id='p1', resource='FPGA', field='used', old=9, new=2),
+        dict(project_id='p2', resource='GPU', field='reserved', old=0,
+             new=3)]
+    assert acknowledged == 0
+    assert reconciliation.find_drift(ctx) == []
+    assert Q.get_project_usage(ctx, 'p1')['FPGA']['used'] == 2
+
+
+def test_release_below_zero_is_an_event_until_acknowledged(sqlite_db, ctx):
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 1}, consumer_id='a'))
+    Q.release(ctx, 'p1', {'FPGA': 3}, consumer_id='a')
+    events = reconciliation.unresolved_events(ctx)
+    assert [(e['kind'], e['requested'], e['applied']) for e in events] == [
+        ('release_below_zero', 3, 1), ('consumer_release_below_zero', 3, 1)]
+    # The counts themselves agree with the records (both stopped at 0).
+    assert reconciliation.find_drift(ctx) == []
+    assert reconciliation.sync(ctx, Q.driver) == ([], 2)
+    assert reconciliation.unresolved_events(ctx) == []
+
+
+def test_scan_goes_batch_by_batch_with_progress(sqlite_db, ctx):
+    CONF.set_override('batch_size', 3, 'quota')
+    for n in range(5):
+        Q.reserve(ctx, 'p%d' % n, {'FPGA': 1, 'GPU': 1})
+    _corrupt("UPDATE quota_usages SET reserved = 4")
+    seen = []
+    drift = reconciliation.find_drift(ctx, progress=seen.append)
+    assert seen == [3, 6, 9, 10]
+    assert len(drift) == 10
+    assert reconciliation.count_usage_rows(ctx) == 10
+    changes, _ = reconciliation.sync(ctx, Q.driver, project_id='p3')
+    assert {(c['project_id'], c['new']) for c in changes} == {('p3', 1)}
+    with db_api.get_engine().connect() as conn:
+        fixed = conn.execute(sa.text(
+            "SELECT reserved FROM quota_usages WHERE project_id = 'p3'"))
+        assert [r[0] for r in fixed] == [1, 1]
