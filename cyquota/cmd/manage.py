@@ -9,7 +9,6 @@
 import sys
 
 from oslo_config import cfg
-from oslo_log import log as logging
 import prettytable
 
 from cyquota.conf import CONF
@@ -138,12 +137,9 @@ def _add_parsers(subparsers):
 
 def main(argv=None):
     """Entry point of ``cyquota-manage``; returns the exit code."""
-    logging.register_options(CONF)
     CONF.register_cli_opt(cfg.SubCommandOpt(
         'category', title='Commands', handler=_add_parsers))
-    # Logs go to stderr so that stdout holds only the command's output.
-    CONF.set_default('use_stderr', True)
-    service.prepare_service(argv)
+    service.prepare_service(argv, cli=True)
     try:
         return CONF.category.func()
     except exception.CyquotaException as error:

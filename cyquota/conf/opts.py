@@ -15,7 +15,7 @@ def list_opts():
     return result
 
 
-def set_defaults(conf=None):
+def set_defaults():
     """Defaults that cyquota sets on options owned by libraries."""
-    from cyquota import conf as cyquota_conf
-    database.register_opts(conf or cyquota_conf.CONF)
+    from cyquota.conf import CONF
+    database.register_opts(CONF)

@@ -1,0 +1,26 @@
+# Set-up is two commands on a fresh machine (see README.rst):
+#   make run    installs cyquota into .venv and starts it on the embedded default
+#   make test   installs cyquota with its test tools into .venv and runs the tests
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test bench genconfig
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/cyquota-demo
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -ra --durations=15 tests
+
+bench: $(VENV)/.installed
+	$(BIN)/python -m benchmarks
+
+genconfig: $(VENV)/.installed
+	$(BIN)/oslo-config-generator --config-file etc/cyquota/cyquota-config-generator.conf
