@@ -91,27 +91,27 @@ def expire(value, now=None):
                 expire=value, reason='seconds from now must be above 0 and '
                                      'at most %d' % _MAX_EXPIRE.total_seconds())
         return now + datetime.timedelta(seconds=value)
+    given = value
     if isinstance(value, str):
         try:
-            parsed = datetime.datetime.fromisoformat(
+            value = datetime.datetime.fromisoformat(
                 value.replace('Z', '+00:00'))
         except ValueError:
             raise exception.InvalidExpire(
-                expire=value, reason='not an ISO 8601 date and time')
-        value = parsed
+                expire=given, reason='not an ISO 8601 date and time')
     if not isinstance(value, datetime.datetime):
         raise exception.InvalidExpire(
-            expire=value, reason='expected seconds, a datetime or an ISO '
+            expire=given, reason='expected seconds, a datetime or an ISO '
                                  '8601 string')
     if value.tzinfo is None:
         raise exception.InvalidExpire(
-            expire=value, reason='a date must carry its UTC offset')
+            expire=given, reason='a date must carry its UTC offset')
     value = timeutils.normalize_time(value)
     if value <= now:
-        raise exception.InvalidExpire(expire=value.isoformat() + 'Z',
+        raise exception.InvalidExpire(expire=given,
                                       reason='it is not in the future')
     if value - now > _MAX_EXPIRE:
-        raise exception.InvalidExpire(expire=value.isoformat() + 'Z',
+        raise exception.InvalidExpire(expire=given,
                                       reason='more than ten years ahead')
     return value
 
