@@ -5,6 +5,7 @@ import os
 from alembic import command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
+from alembic import script as alembic_script
 
 from cyquota.db import api as db_api
 
@@ -31,3 +32,9 @@ def version():
     with db_api.get_engine().connect() as connection:
         return tuple(sorted(alembic_migration.MigrationContext.configure(
             connection).get_current_heads()))
+
+
+def heads():
+    """The newest revision of each branch in the code."""
+    script = alembic_script.ScriptDirectory.from_config(_config(None))
+    return tuple(sorted(script.get_heads()))

@@ -91,7 +91,8 @@ def expire(value, now=None):
                 expire=value, reason='seconds from now must be above 0 and '
                                      'at most %d' % _MAX_EXPIRE.total_seconds())
         return now + datetime.timedelta(seconds=value)
-    given = value
+    given = value.isoformat() if isinstance(value, datetime.datetime) \
+        else value
     if isinstance(value, str):
         try:
             value = datetime.datetime.fromisoformat(
