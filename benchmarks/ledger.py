@@ -1,0 +1,312 @@
+"""Ledger benchmark (SPEC section 6): reserve and commit operations per
+second against the raw rate of a hot-row ``UPDATE hot SET n = n + 1;
+COMMIT`` on the same database.
+
+For every backend (SQLite file, PostgreSQL, MariaDB: throw-away databases)
+and every worker count, one set of spawned worker processes runs timed
+phases in lock step: raw, reserve, commit, repeated for a few rounds so
+that the machine's drift touches all three alike. Every operation is one
+transaction; all workers use one project and resource, the ledger's hot
+row. Afterwards the books are checked against what the workers did.
+"""
+
+import collections
+import contextlib
+import multiprocessing
+import queue
+import re
+import tempfile
+import threading
+import time
+import traceback
+
+import sqlalchemy as sa
+
+import benchmarks
+from cyquota import context as cyquota_context
+from cyquota.db import api as db_api
+from cyquota.db import models
+from cyquota import quota
+from tests import fixtures
+
+TITLE = 'Ledger: operations per second, each one transaction, one hot row'
+COLUMNS = [
+    ('backend', 'backend', '{}'),
+    ('workers', 'workers', '{}'),
+    ('raw', 'raw UPDATE;COMMIT/s', '{:.0f}'),
+    ('reserve', 'reserve/s', '{:.0f}'),
+    ('commit', 'commit/s', '{:.0f}'),
+    ('reserve_ratio', 'reserve/raw', '{:.2f}'),
+    ('commit_ratio', 'commit/raw', '{:.2f}'),
+    ('retries', 'db errors (retried)', '{}'),
+    ('check', 'books after the run', '{}'),
+]
+WORKERS = (1, 8)
+TARGET = 0.5
+RESOURCE = 'FPGA'
+PHASES = ('raw', 'reserve', 'commit')
+RAW_UPDATE = 'UPDATE hot SET n = n + 1'
+# Spawning and importing eight workers on a busy machine can take a while.
+_BARRIER_TIMEOUT = 300
+
+_hot = sa.Table('hot', sa.MetaData(),
+                sa.Column('id', sa.Integer, primary_key=True,
+                          autoincrement=False),
+                sa.Column('n', sa.Integer, nullable=False),
+                mysql_engine='InnoDB')
+
+
+def run(args, progress):
+    """Measure every backend in ``args.backends`` with 1 and 8 workers."""
+    seconds, rounds = (0.4, 1) if args.quick else (3.0, 2)
+    rows = []
+    for backend in args.backends:
+        progress.step('ledger: %s: creating a throw-away database' % backend)
+        with _database(backend) as url:
+            if url is None:
+                progress.step('ledger: %s: server not reachable, skipped'
+                              % backend)
+                rows.append(dict(backend=backend, failed=True,
+                                 check='server not reachable'))
+                continue
+            for workers in WORKERS:
+                rows.append(_measure(backend, url, workers, seconds, rounds,
+                                     progress))
+    return rows
+
+
+def summary(rows):
+    """Lines under the table: the SPEC targets, met or missed."""
+    lines = ['target: reserve/raw and commit/raw >= %.2f with 1 worker; '
+             'books exact with %d workers' % (TARGET, max(WORKERS))]
+    for row in rows:
+        if 'raw' not in row:
+            lines.append('  %s, %s workers: no measurement (%s)' % (
+                row['backend'], row.get('workers', 'all'), row['check']))
+        elif row['workers'] == 1:
+            low = ['%s/raw %.2f' % (key, row[key + '_ratio'])
+                   for key in ('reserve', 'commit')
+                   if row[key + '_ratio'] < TARGET]
+            lines.append('  %s, 1 worker: %s' % (
+                row['backend'],
+                'below target: ' + ', '.join(low) if low else 'target met'))
+        else:
+            lines.append('  %s, %d workers: books %s' % (
+                row['backend'], row['workers'],
+                'WRONG' if row['failed'] else 'exact'))
+    return lines
+
+
+def plot(rows, ax):
+    """Reserve/raw and commit/raw per backend and worker count."""
+    rows = [row for row in rows if 'raw' in row]
+    x = range(len(rows))
+    width = 0.38
+    ax.bar([i - width / 2 for i in x], [r['reserve_ratio'] for r in rows],
+           width, label='reserve / raw')
+    ax.bar([i + width / 2 for i in x], [r['commit_ratio'] for r in rows],
+           width, label='commit / raw')
+    ax.axhline(TARGET, color='grey', linestyle='--',
+               label='target with 1 worker')
+    ax.set_xticks(list(x), ['%s\n%d worker%s\nraw %.0f/s' % (
+        r['backend'], r['workers'], '' if r['workers'] == 1 else 's',
+        r['raw']) for r in rows])
+    ax.set_ylim(0, max([TARGET * 1.2] + [
+        r[key] * 1.1 for r in rows for key in ('reserve_ratio',
+                                               'commit_ratio')]))
+    ax.set_ylabel('rate / raw hot-row UPDATE;COMMIT rate')
+    ax.legend()
+
+
+@contextlib.contextmanager
+def _database(backend):
+    """A migrated throw-away database with the ``hot`` row, or None when
+    the server cannot be reached; dropped afterwards."""
+    with contextlib.ExitStack() as stack:
+        if backend == 'sqlite':
+            directory = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix='cyquota-bench-'))
+            url = 'sqlite:///%s/cyquota.sqlite' % directory
+        else:
+            try:
+                url = fixtures.create_database(backend)
+            except Exception:  # any driver error: the server is not there
+                yield None
+                return
+            stack.callback(fixtures.drop_database, url)
+        benchmarks.use_database(url, migrate=True)
+        stack.callback(db_api.reset)
+        with db_api.get_engine().begin() as conn:
+            _hot.create(conn)
+            conn.execute(_hot.insert().values(id=1, n=0))
+        yield url
+
+
+def _measure(backend, url, workers, seconds, rounds, progress):
+    """One cell of the table: run the phases in ``workers`` processes."""
+    project = 'bench-%d-workers' % workers
+    plan = PHASES * rounds
+    with db_api.get_engine().begin() as conn:
+        conn.execute(_hot.update().values(n=0))
+    spawn = multiprocessing.get_context('spawn')
+    barrier = spawn.Barrier(workers + 1)
+    results = spawn.Queue()
+    processes = [spawn.Process(target=_worker, args=(
+        url, project, plan, seconds, barrier, results)) for _ in range(workers)]
+    label = 'ledger: %s, %d worker(s)' % (backend, workers)
+    progress.step('%s: starting the workers' % label)
+    for process in processes:
+        process.start()
+    reports = []
+    try:
+        for number, phase in enumerate(plan):
+            barrier.wait(_BARRIER_TIMEOUT)
+            progress.step('%s: %s, round %d of %d (%.1fs)' % (
+                label, phase, number // len(PHASES) + 1, rounds, seconds))
+        while len(reports) < workers:
+            reports.append(results.get(timeout=_BARRIER_TIMEOUT))
+    except (threading.BrokenBarrierError, queue.Empty):
+        with contextlib.suppress(queue.Empty):
+            while len(reports) < workers:
+                reports.append(results.get(timeout=5))
+    finally:
+        for process in processes:
+            process.join(5)
+            if process.is_alive():
+                process.terminate()
+                process.join()
+    # The first failure breaks the barrier for the others: show its cause.
+    errors = sorted((r['error'] for r in reports if 'error' in r),
+                    key=lambda error: 'BrokenBarrierError' in error)
+    if errors or len(reports) < workers:
+        error = errors[0] if errors else 'a worker died without a report'
+        progress.step('%s: failed:\n%s' % (label, error))
+        return dict(backend=backend, workers=workers, failed=True,
+                    check='worker failed: %s' % _exception_line(error))
+    row = dict(backend=backend, workers=workers)
+    row.update(_rates(plan, reports))
+    errors = collections.Counter()
+    for report in reports:
+        errors.update(report['errors'])
+    row['db_errors'] = dict(errors)
+    row['retries'] = sum(errors.values())
+    problems, counted = _check_books(project, reports)
+    row['check'] = '%s (%s)' % ('; '.join(problems) or 'ok', counted)
+    row['failed'] = bool(problems)
+    progress.step('%s: %s' % (label, row['check']))
+    return row
+
+
+def _exception_line(trace):
+    """The ``module.Error: message`` line of a formatted traceback."""
+    lines = trace.strip().splitlines()
+    return next((line for line in reversed(lines)
+                 if re.match(r'[\w.]+(: |$)', line)), lines[-1])
+
+
+def _rates(plan, reports):
+    """Operations per second of each phase: all workers' operations over
+    the wall time of the phase (its slowest worker)."""
+    ops = collections.Counter()
+    wall = collections.Counter()
+    for index, phase in enumerate(plan):
+        ops[phase] += sum(r['timings'][index][0] for r in reports)
+        wall[phase] += max(r['timings'][index][1] for r in reports)
+    rates = {phase: ops[phase] / wall[phase] for phase in PHASES}
+    rates.update({phase + '_ratio': rates[phase] / rates['raw']
+                  for phase in ('reserve', 'commit')})
+    return rates
+
+
+def _check_books(project, reports):
+    """Compare the ledger and the hot row with what the workers did."""
+    done = collections.Counter()
+    for report in reports:
+        done.update(report['done'])
+    expected = {'used': done['commit'],
+                'reserved': done['reserve'] - done['commit']}
+    context = cyquota_context.get_admin_context()
+    usage = quota.QUOTAS.get_project_usage(context, project)[RESOURCE]
+    reservations = models.Reservation.__table__
+    with db_api.get_engine().connect() as conn:
+        statuses = dict(conn.execute(
+            sa.select(reservations.c.status, sa.func.count())
+            .where(reservations.c.project_id == project)
+            .group_by(reservations.c.status)).all())
+        hot = conn.execute(sa.select(_hot.c.n)).scalar()
+    found = {'used': usage['used'], 'reserved': usage['reserved']}
+    found_rows = {'used': statuses.get(models.COMMITTED, 0),
+                  'reserved': statuses.get(models.RESERVED, 0)}
+    problems = ['%s %d, expected %d' % (key, found[key], expected[key])
+                for key in expected if found[key] != expected[key]]
+    problems += ['%d %s reservation rows, expected %d' % (
+        found_rows[key], key, expected[key])
+        for key in expected if found_rows[key] != expected[key]]
+    if hot != done['raw']:
+        problems.append('hot row %d, expected %d' % (hot, done['raw']))
+    return problems, '%d reserved, %d committed' % (done['reserve'],
+                                                    done['commit'])
+
+
+def _timed(operation, seconds, more=lambda: True):
+    """Run ``operation`` until ``seconds`` pass or ``more()`` is false;
+    returns (count, elapsed)."""
+    start = now = time.perf_counter()
+    deadline = start + seconds
+    count = 0
+    while now < deadline and more():
+        operation()
+        count += 1
+        now = time.perf_counter()
+    return count, now - start
+
+
+def _worker(url, project, plan, seconds, barrier, results):
+    """A worker process: run ``plan``'s phases, each after a barrier;
+    report what it did, or its error."""
+    try:
+        results.put(_work(url, project, plan, seconds, barrier))
+    except BaseException:
+        barrier.abort()
+        results.put({'error': traceback.format_exc()})
+
+
+def _work(url, project, plan, seconds, barrier):
+    benchmarks.use_database(url)
+    context = cyquota_context.get_admin_context()
+    # The raw rate uses the same engine, so the same driver and settings.
+    engine = db_api.get_engine()
+    errors = collections.Counter()
+    sa.event.listen(engine, 'handle_error', lambda error: errors.update(
+        [type(error.original_exception).__name__]))
+    raw = engine.raw_connection()
+    cursor = raw.cursor()
+    pending = collections.deque()
+
+    def raw_update():
+        cursor.execute(RAW_UPDATE)
+        raw.commit()
+
+    def reserve():
+        pending.extend(quota.QUOTAS.reserve(context, project, {RESOURCE: 1}))
+
+    def commit():
+        quota.QUOTAS.commit(context, project, [pending.popleft()])
+
+    operations = {'raw': raw_update, 'reserve': reserve, 'commit': commit}
+    done = collections.Counter()
+    # One untimed operation of each kind connects and warms the caches
+    # (and creates the project's usage row); it is counted in the books.
+    for phase, operation in operations.items():
+        operation()
+        done[phase] += 1
+    timings = []
+    for phase in plan:
+        barrier.wait(_BARRIER_TIMEOUT)
+        count, elapsed = _timed(operations[phase], seconds,
+                                (lambda: pending) if phase == 'commit'
+                                else (lambda: True))
+        done[phase] += count
+        timings.append((count, elapsed))
+    raw.close()
+    return {'done': dict(done), 'timings': timings, 'errors': dict(errors)}
