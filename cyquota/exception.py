@@ -62,6 +62,11 @@ class InvalidReservationList(Invalid):
     kind = 'invalid_reservations'
 
 
+class InvalidAllocation(Invalid):
+    msg_fmt = 'Invalid allocation report of host %(host)r: %(reason)s'
+    kind = 'invalid_allocation'
+
+
 class NotFound(CyquotaException):
     msg_fmt = 'Not found: %(reason)s'
     code = 404

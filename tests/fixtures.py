@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
+from cyquota.db import attachment_models  # noqa: F401 (registers tables)
 from cyquota.db import migration
 from cyquota.db import models
 from cyquota import quota

@@ -2,10 +2,12 @@
 
 from oslo_config import cfg
 
+from cyquota.conf import conductor
 from cyquota.conf import database
 from cyquota.conf import quota
 
 CONF = cfg.CONF
 
+conductor.register_opts(CONF)
 database.register_opts(CONF)
 quota.register_opts(CONF)

@@ -1,9 +1,10 @@
 """Entry points for oslo-config-generator."""
 
+from cyquota.conf import conductor
 from cyquota.conf import database
 from cyquota.conf import quota
 
-_MODULES = (quota,)
+_MODULES = (quota, conductor)
 
 
 def list_opts():

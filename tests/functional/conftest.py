@@ -10,6 +10,8 @@ import os
 import pytest
 
 from tests import fixtures
+from tests.functional.rabbitmq import (  # noqa: F401 (fixtures)
+    conductors, rabbit, rabbit_url)
 
 pytestmark = pytest.mark.functional
 

@@ -4,6 +4,7 @@ hands over, or on cyquota's configured engine."""
 from alembic import context
 
 from cyquota.db import api as db_api
+from cyquota.db import attachment_models  # noqa: F401 (registers tables)
 from cyquota.db import models
 
 config = context.config

@@ -1,0 +1,42 @@
+"""cyquota-conductor: serve the agents' quota calls and expire reservations.
+
+    cyquota-conductor [--config-file F]
+
+Runs until SIGTERM or SIGINT, then stops taking requests and finishes the
+ones in progress. Run as many as needed against one database and broker.
+"""
+
+import signal
+import sys
+import threading
+
+from oslo_log import log as logging
+
+from cyquota.conductor import service as conductor_service
+from cyquota import service
+
+LOG = logging.getLogger(__name__)
+
+
+def main(argv=None):
+    """Entry point of ``cyquota-conductor``."""
+    service.prepare_service(argv)
+    stopping = threading.Event()
+
+    def stop(signum, frame):
+        LOG.info('Signal %d received, stopping', signum)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    conductor = conductor_service.ConductorService()
+    conductor.start()
+    while not stopping.wait(1):
+        pass
+    conductor.stop()
+    conductor.wait()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""The conductor as a service and the commands, on the embedded in-process
+transport: periodic expiry, cyquota-conductor and cyquota-agent-sim."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import oslo_messaging
+import pytest
+import sqlalchemy as sa
+
+from cyquota.conductor import rpc
+from cyquota.conductor import rpcapi
+from cyquota.conductor import service as conductor_service
+from cyquota.conf import CONF
+from cyquota.db import api as db_api
+from cyquota.db import models
+from cyquota import quota
+
+
+def test_without_a_conductor_a_call_times_out(sqlite_db, ctx):
+    CONF.set_override('topic', 'nobody-listens', 'conductor')
+    try:
+        with pytest.raises(oslo_messaging.MessagingTimeout):
+            rpcapi.ConductorAPI(timeout=0.3).get_usage(ctx, 'p1')
+    finally:
+        rpc.reset()
+        CONF.clear_override('topic', 'conductor')
+
+
+def test_periodic_expiry(sqlite_db, ctx):
+    CONF.set_override('expire_interval', 1, 'conductor')
+    uuids = quota.QUOTAS.reserve(ctx, 'p1', {'FPGA': 2}, expire=1)
+    conductor = conductor_service.ConductorService(host='unit-conductor')
+    conductor.start()
+    try:
+        deadline = time.monotonic() + 30
+        while (quota.QUOTAS.get_project_usage(ctx, 'p1')['FPGA']['reserved']
+               and time.monotonic() < deadline):
+            time.sleep(0.2)
+    finally:
+        conductor.stop()
+        conductor.wait()
+        rpc.reset()
+        CONF.clear_override('expire_interval', 'conductor')
+    with db_api.get_engine().connect() as conn:
+        rows = conn.execute(sa.select(models.Reservation.__table__.c.uuid,
+                                      models.Reservation.__table__.c.status))
+        assert [tuple(r) for r in rows] == [(uuids[0], 'expired')]
+
+
+def test_conductor_command_stops_cleanly_on_sigterm(sqlite_db, tmp_path):
+    config = tmp_path / 'cyquota.conf'
+    config.write_text('[database]\nconnection = %s\n' % sqlite_db)
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'cyquota.cmd.conductor', '--config-file',
+         str(config)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    try:
+        for line in process.stdout:
+            if 'serving topic cyquota-conductor' in line:
+                break
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_agent_sim_command_embedded(tmp_path):
+    config = tmp_path / 'cyquota.conf'
+    config.write_text('[database]\nconnection = sqlite:///%s\n'
+                      '[quota]\ndefault_limit = 3\n'
+                      % (tmp_path / 'sim.sqlite'))
+    out = tmp_path / 'summary.json'
+    result = subprocess.run(
+        [sys.executable, '-m', 'cyquota.cmd.agent_sim', '--config-file',
+         str(config), '--iterations', '20', '--workers', '1', '--seed', '3',
+         '--summary-json', str(out)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert 'progress: 20/20 iterations (100%)' in result.stderr
+    summary = json.loads(out.read_text())
+    assert summary['iterations'] == 20
+    counts = summary['projects'].values()
+    assert sum(p['held'] for p in counts) == 0
+    assert (sum(p['released'] for p in counts)
+            == sum(p['committed'] for p in counts) > 0)
+    assert '| total ' in result.stdout
