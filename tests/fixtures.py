@@ -11,6 +11,7 @@ from cyquota.db import api as db_api
 from cyquota.db import attachment_models  # noqa: F401 (registers tables)
 from cyquota.db import migration
 from cyquota.db import models
+from cyquota.db import placement_models  # noqa: F401 (registers tables)
 from cyquota import quota
 
 PG_SERVER = os.environ.get('CYQUOTA_TEST_PG_URL',

@@ -2,12 +2,16 @@
 
 from oslo_config import cfg
 
+from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
+from cyquota.conf import placement
 from cyquota.conf import quota
 
 CONF = cfg.CONF
 
+api.register_opts(CONF)
 conductor.register_opts(CONF)
 database.register_opts(CONF)
+placement.register_opts(CONF)
 quota.register_opts(CONF)

@@ -1,10 +1,12 @@
 """Entry points for oslo-config-generator."""
 
+from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
+from cyquota.conf import placement
 from cyquota.conf import quota
 
-_MODULES = (quota, conductor)
+_MODULES = (quota, conductor, api, placement)
 
 
 def list_opts():

@@ -1,0 +1,1 @@
+"""The API's controllers: ``root`` (``GET /``) and ``v1``."""

@@ -1,0 +1,23 @@
+"""``/v1``: the API's resources."""
+
+import pecan
+
+from cyquota.api.controllers.v1 import aggregates
+from cyquota.api.controllers.v1 import allocation_candidates
+from cyquota.api.controllers.v1 import resource_providers
+from cyquota.api.controllers import versions
+
+
+class V1Controller:
+    aggregates = aggregates.AggregatesController()
+    allocation_candidates = (
+        allocation_candidates.AllocationCandidatesController())
+    resource_providers = resource_providers.ResourceProvidersController()
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        return {'version': versions.version()}

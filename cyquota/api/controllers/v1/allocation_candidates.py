@@ -1,0 +1,19 @@
+"""``GET /v1/allocation_candidates`` (Placement 1.39, plus the lease-pool
+rule and its ``member_key`` parameter)."""
+
+import pecan
+
+from cyquota.placement import candidates
+from cyquota.placement import request
+
+
+class AllocationCandidatesController:
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        device_request = request.from_params(pecan.request.GET)
+        return candidates.search(pecan.request.context, device_request)

@@ -1,0 +1,225 @@
+"""``/v1/resource_providers`` and its sub-resources (Placement 1.39 bodies).
+
+Every write to a provider's inventories, aggregates or traits carries the
+``resource_provider_generation`` the caller last saw; a stale one is a 409
+and changes nothing.
+"""
+
+import pecan
+import webob
+
+from cyquota.api.schemas import inventory as inventory_schema
+from cyquota.api.schemas import resource_provider as schema
+from cyquota.api import validation
+from cyquota import exception
+from cyquota.placement import aggregates
+from cyquota.placement import allocations
+from cyquota.placement import inventories
+from cyquota.placement import member_of
+from cyquota.placement import providers
+from cyquota.placement import request
+from cyquota.placement import traits
+
+_LINKS = ('inventories', 'usages', 'aggregates', 'traits', 'allocations')
+_FILTERS = ('name', 'uuid', 'in_tree', 'resources')
+
+
+def _url(uuid):
+    return '%s/v1/resource_providers/%s' % (pecan.request.script_name, uuid)
+
+
+def _view(provider):
+    url = _url(provider.uuid)
+    return {
+        'uuid': provider.uuid,
+        'name': provider.name,
+        'generation': provider.generation,
+        'parent_provider_uuid': provider.parent_provider_uuid,
+        'root_provider_uuid': provider.root_provider_uuid,
+        'links': [{'rel': 'self', 'href': url}] + [
+            {'rel': rel, 'href': '%s/%s' % (url, rel)} for rel in _LINKS],
+    }
+
+
+def _uuid_filter(name, value):
+    if value is not None and providers.canonical_uuid(value) is None:
+        raise exception.InvalidQuery(detail=(
+            "Invalid query string parameters: Expected '%s' parameter to be "
+            "a format of uuid. Got: %s" % (name, value)))
+    return value
+
+
+def _filters():
+    """The filters of ``GET /v1/resource_providers``."""
+    pairs = request.query_pairs(pecan.request.GET)
+    request.check_keys(pairs, lambda key: key in _FILTERS + ('member_of',))
+    filters = {key: request.single_value(pairs, key) for key in _FILTERS}
+    _uuid_filter('uuid', filters['uuid'])
+    _uuid_filter('in_tree', filters['in_tree'])
+    if filters['resources'] is not None:
+        filters['resources'] = request.parse_resources(filters['resources'])
+    filters['member_of'] = member_of.parse(
+        [value for key, value in pairs if key == 'member_of'])
+    return filters
+
+
+class _GenerationalController:
+    """A provider sub-resource read with, and written as of, the provider
+    generation: ``GET`` and ``PUT`` with Placement's bodies."""
+
+    def __init__(self, uuid):
+        self.uuid = uuid
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        return self._body(*self._read(pecan.request.context, self.uuid))
+
+    @index.when(method='PUT', template='json')
+    def put(self):
+        data = validation.json_body(self._schema)
+        return self._body(*self._write(
+            pecan.request.context, self.uuid,
+            int(data['resource_provider_generation']), self._value(data)))
+
+
+class InventoriesController(_GenerationalController):
+    """``/v1/resource_providers/{uuid}/inventories``."""
+
+    _schema = inventory_schema.PUT_INVENTORIES
+    _read = staticmethod(inventories.get_all)
+    _write = staticmethod(inventories.set_all)
+
+    @staticmethod
+    def _body(generation, inventory):
+        return {'resource_provider_generation': generation,
+                'inventories': inventory}
+
+    @staticmethod
+    def _value(data):
+        return {rc: {field: (float(value) if field == 'allocation_ratio'
+                             else int(value))
+                     for field, value in fields.items()}
+                for rc, fields in data['inventories'].items()}
+
+
+class AggregatesController(_GenerationalController):
+    """``/v1/resource_providers/{uuid}/aggregates``."""
+
+    _schema = schema.PUT_AGGREGATES
+    _read = staticmethod(aggregates.get_for_provider)
+    _write = staticmethod(aggregates.set_for_provider)
+
+    @staticmethod
+    def _body(generation, uuids):
+        return {'aggregates': uuids,
+                'resource_provider_generation': generation}
+
+    @staticmethod
+    def _value(data):
+        return data['aggregates']
+
+
+class TraitsController(_GenerationalController):
+    """``/v1/resource_providers/{uuid}/traits``."""
+
+    _schema = schema.PUT_TRAITS
+    _read = staticmethod(traits.get_for_provider)
+    _write = staticmethod(traits.set_for_provider)
+
+    @staticmethod
+    def _body(generation, names):
+        return {'traits': names, 'resource_provider_generation': generation}
+
+    @staticmethod
+    def _value(data):
+        return data['traits']
+
+
+class UsagesController:
+    """``/v1/resource_providers/{uuid}/usages``."""
+
+    def __init__(self, uuid):
+        self.uuid = uuid
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        generation, used = allocations.usages(pecan.request.context,
+                                              self.uuid)
+        return {'resource_provider_generation': generation, 'usages': used}
+
+
+class AllocationsController:
+    """``/v1/resource_providers/{uuid}/allocations``."""
+
+    def __init__(self, uuid):
+        self.uuid = uuid
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        generation, held = allocations.get_for_provider(
+            pecan.request.context, self.uuid)
+        return {'allocations': held,
+                'resource_provider_generation': generation}
+
+
+class ResourceProviderController:
+    """``/v1/resource_providers/{uuid}``."""
+
+    def __init__(self, uuid):
+        self.uuid = uuid
+        self.inventories = InventoriesController(uuid)
+        self.aggregates = AggregatesController(uuid)
+        self.traits = TraitsController(uuid)
+        self.usages = UsagesController(uuid)
+        self.allocations = AllocationsController(uuid)
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        return _view(providers.get(pecan.request.context, self.uuid))
+
+    @index.when(method='DELETE')
+    def delete(self):
+        providers.delete(pecan.request.context, self.uuid)
+        return webob.Response(status=204)
+
+
+class ResourceProvidersController:
+    """``/v1/resource_providers``."""
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        found = providers.get_all(pecan.request.context, **_filters())
+        return {'resource_providers': [_view(p) for p in found]}
+
+    @index.when(method='POST', template='json')
+    def post(self):
+        data = validation.json_body(schema.POST_RESOURCE_PROVIDER)
+        provider = providers.create(
+            pecan.request.context, data['name'], uuid=data.get('uuid'),
+            parent_provider_uuid=data.get('parent_provider_uuid'))
+        pecan.response.location = _url(provider.uuid)
+        return _view(provider)
+
+    @pecan.expose()
+    def _lookup(self, uuid, *remainder):
+        return ResourceProviderController(uuid), remainder

@@ -1,0 +1,58 @@
+"""Pecan hooks: per-request context, request body limit, error rendering."""
+
+from oslo_middleware import request_id
+import pecan
+
+from cyquota.api import errors
+from cyquota.conf import CONF
+from cyquota import context
+from cyquota import exception
+
+
+class ContextHook(pecan.hooks.PecanHook):
+    """Build ``pecan.request.context``, a cyquota RequestContext.
+
+    The identity comes from the ``X-Project-Id``, ``X-User-Id`` and
+    ``X-Roles`` headers: trusted as sent under ``[api] auth_strategy =
+    noauth``, set by keystonemiddleware under ``keystone``. The request id
+    is the one oslo.middleware's RequestId gave the request.
+    """
+
+    def before(self, state):
+        environ = state.request.environ
+        request_context = context.RequestContext.from_environ(
+            environ,
+            request_id=environ.get(request_id.ENV_REQUEST_ID),
+            global_request_id=environ.get(request_id.GLOBAL_REQ_ID),
+            overwrite=False)
+        request_context.is_admin = 'admin' in request_context.roles
+        state.request.context = request_context
+
+
+class BodyLimitHook(pecan.hooks.PecanHook):
+    """Refuse a body larger than ``[api] max_request_body_size`` (413)
+    before it is read; a chunked body is read only up to the limit."""
+
+    priority = 10
+
+    def on_route(self, state):
+        request = state.request
+        limit = CONF.api.max_request_body_size
+        if request.content_length is not None:
+            if request.content_length > limit:
+                raise exception.RequestTooLarge(size=request.content_length,
+                                                limit=limit)
+        elif request.is_body_readable:
+            body = request.body_file_raw.read(limit + 1)
+            if len(body) > limit:
+                raise exception.RequestTooLarge(size='more than %d' % limit,
+                                                limit=limit)
+            request.body = body
+
+
+class ErrorHook(pecan.hooks.PecanHook):
+    """Render every error of the request (routing included) as SPEC 4.1's
+    JSON error document."""
+
+    def on_error(self, state, error):
+        return errors.response_for(error, state.request.environ)

@@ -1,0 +1,1 @@
+"""JSON schemas of the API's request bodies."""

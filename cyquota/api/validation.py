@@ -1,0 +1,48 @@
+"""Request bodies: JSON, checked against a JSON schema (as Placement does).
+
+wsme's converters coerce (``"1"`` and ``true`` become ``1``, ``1.5`` becomes
+``1``); the API must refuse wrong types instead, so bodies are validated
+with jsonschema, and every error names the offending field.
+"""
+
+import json
+
+import jsonschema
+from oslo_utils import uuidutils
+import pecan
+
+from cyquota import exception
+
+_FORMATS = jsonschema.FormatChecker()
+_FORMATS.checks('uuid')(uuidutils.is_uuid_like)
+
+
+def _refuse_constant(name):
+    raise ValueError('%s is not valid JSON' % name)
+
+
+def _where(error):
+    path = '.'.join(str(part) for part in error.absolute_path)
+    return ' (field: %s)' % path if path else ''
+
+
+def json_body(schema):
+    """The request's JSON body, validated against ``schema``.
+
+    :raises UnsupportedMediaType: (415) the body is not application/json.
+    :raises InvalidBody: (400) malformed JSON, or JSON the schema refuses.
+    """
+    request = pecan.request
+    if request.content_type != 'application/json':
+        raise exception.UnsupportedMediaType(
+            media_type=request.content_type or 'None')
+    try:
+        data = json.loads(request.body, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        raise exception.InvalidBody(detail='Malformed JSON: %s' % error)
+    try:
+        jsonschema.validate(data, schema, format_checker=_FORMATS)
+    except jsonschema.ValidationError as error:
+        raise exception.InvalidBody(detail='JSON does not validate: %s%s' % (
+            error.message, _where(error)))
+    return data

@@ -1,0 +1,29 @@
+"""[api] options: the REST API (pecan + wsme)."""
+
+from oslo_config import cfg
+
+api_group = cfg.OptGroup(
+    'api', title='REST API options',
+    help='The cyquota REST API.')
+
+api_opts = [
+    cfg.HostAddressOpt(
+        'host', default='127.0.0.1',
+        help='Address the API listens on.'),
+    cfg.PortOpt(
+        'port', default=6780,
+        help='Port the API listens on.'),
+    cfg.IntOpt(
+        'max_request_body_size', default=114688, min=1,
+        help='Largest request body accepted, in bytes; a larger one is '
+             'refused with 413 before it is read.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(api_group)
+    conf.register_opts(api_opts, group=api_group)
+
+
+def list_opts():
+    return {api_group: api_opts}

@@ -1,0 +1,218 @@
+"""Device allocations: claim devices for a consumer, free them again.
+
+``claim`` picks the first allocation candidate of a DeviceRequest (the
+rules of ``candidates`` and ``pools``) and writes it atomically; ``free``
+gives everything a consumer holds back. A consumer holds at most one claim.
+
+Concurrency: the candidate search reads without locks. The claim then
+locks the chosen providers (in id order, so claimers queue rather than
+deadlock), re-reads their inventories and allocations with locking reads
+(the latest committed rows, also under MySQL's REPEATABLE READ) and writes
+only if the candidate still fits; otherwise it raises AllocationRaced, a
+DBDeadlock, so that the whole transaction is retried with a fresh view.
+Allocations are only ever written while their providers are locked, so two
+claims can never together exceed a device's capacity.
+
+Transactions: called inside a caller's transaction (the ledger's reserve),
+``claim`` and ``free`` join it, and the caller's ``db_api.retry_on_conflict``
+retries the whole transaction after AllocationRaced or a deadlock. Called
+alone, they run and retry their own transaction.
+"""
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from cyquota.db import api as db_api
+from cyquota.db import placement_models
+from cyquota import exception
+from cyquota.placement import candidates
+from cyquota.placement import capacity
+from cyquota.placement import pools
+from cyquota.placement import providers
+from cyquota.placement import request as request_mod
+
+_allocations = placement_models.DeviceAllocation.__table__
+_consumers = placement_models.DeviceConsumer.__table__
+_rp = placement_models.ResourceProvider.__table__
+
+
+class AllocationRaced(db_exc.DBDeadlock):
+    """The chosen devices filled up after the search read them: retry the
+    transaction."""
+
+
+def _in_transaction(context):
+    try:
+        context.transaction_ctx
+    except db_exc.NoEngineContextEstablished:
+        return False
+    return True
+
+
+def _check_id(name, value, optional=False):
+    if optional and value is None:
+        return
+    if not isinstance(value, str) or not 0 < len(value) <= 255:
+        raise exception.Invalid(reason='%s must be a string of 1 to 255 '
+                                       'characters, got %r' % (name, value))
+
+
+def _by_uuid(session, rows):
+    """``{provider uuid: {"resources": {rc: amount}}}`` of allocation rows
+    ``(provider_id, resource_class, used)``."""
+    rows = list(rows)
+    uuids = dict(session.execute(
+        sa.select(_rp.c.id, _rp.c.uuid)
+        .where(_rp.c.id.in_(sorted({row[0] for row in rows})))).all())
+    result = {}
+    for provider_id, rc, used in rows:
+        resources = result.setdefault(uuids[provider_id],
+                                      {'resources': {}})['resources']
+        resources[rc] = resources.get(rc, 0) + used
+    return result
+
+
+def _claim(context, consumer_id, project_id, request, user_id):
+    with db_api.writer(context) as session:
+        try:
+            session.execute(_consumers.insert().values(
+                consumer_id=consumer_id, project_id=project_id,
+                user_id=user_id))
+        except db_exc.DBDuplicateEntry:
+            raise exception.ConsumerExists(consumer_id=consumer_id)
+        rule = pools.rule_for(session, request.member_keys)
+        chosen = next(candidates.iter_allocation_requests(
+            session, request, rule), None)
+        if chosen is None:
+            raise exception.NoValidAllocation(reason=(
+                'no providers have room for %s within the requested '
+                'aggregates' % ', '.join(
+                    '%s:%d' % item for item in sorted(
+                        request.totals().items()))))
+        providers.lock_ids(session, chosen.allocations)
+        fresh = capacity.load(session, provider_ids=chosen.allocations,
+                              lock=True)
+        rows = [(provider_id, rc, amount)
+                for provider_id, resources in sorted(
+                    chosen.allocations.items())
+                for rc, amount in sorted(resources.items())]
+        for provider_id, rc, amount in rows:
+            record = fresh.get((provider_id, rc))
+            if record is None or not record.fits_total(amount):
+                raise AllocationRaced()
+        session.execute(_allocations.insert(), [
+            {'resource_provider_id': provider_id, 'consumer_id': consumer_id,
+             'resource_class': rc, 'used': amount}
+            for provider_id, rc, amount in rows])
+        providers.bump(session, chosen.allocations)
+        return _by_uuid(session, rows)
+
+
+def _free(context, consumer_id):
+    with db_api.writer(context) as session:
+        held = session.execute(
+            sa.select(_consumers.c.id)
+            .where(_consumers.c.consumer_id == consumer_id)
+            .with_for_update()).scalar()
+        if held is None:
+            return {}
+        rows = session.execute(
+            sa.select(_allocations.c.resource_provider_id,
+                      _allocations.c.resource_class, _allocations.c.used)
+            .where(_allocations.c.consumer_id == consumer_id)).all()
+        provider_ids = {row.resource_provider_id for row in rows}
+        providers.lock_ids(session, provider_ids)
+        session.execute(_allocations.delete().where(
+            _allocations.c.consumer_id == consumer_id))
+        session.execute(_consumers.delete().where(_consumers.c.id == held))
+        if provider_ids:
+            providers.bump(session, provider_ids)
+        return _by_uuid(session, rows)
+
+
+def _run(function, context, *args):
+    if _in_transaction(context):
+        return function(context, *args)
+    try:
+        return db_api.retry_on_conflict(function)(context, *args)
+    except AllocationRaced:
+        raise exception.NoValidAllocation(
+            reason='concurrent claims kept taking the chosen devices; '
+                   'try again')
+
+
+def claim(context, consumer_id, project_id, request, user_id=None):
+    """Choose devices for ``request`` and allocate them to ``consumer_id``.
+
+    :param request: a ``request.DeviceRequest`` (``request.from_params``
+        builds one from Placement-style query parameters); its member keys
+        drive the lease-pool rule.
+    :returns: ``{provider_uuid: {"resources": {rc: amount}}}``, the body of
+        Placement's allocations for the chosen candidate.
+    :raises ConsumerExists: (409) the consumer already holds a claim.
+    :raises NoValidAllocation: (409) no candidate fits (or, run alone,
+        concurrent claims kept winning).
+    :raises AllocationRaced: inside a caller's transaction, when the chosen
+        devices filled up meanwhile (a DBDeadlock: retry the transaction).
+    """
+    _check_id('consumer_id', consumer_id)
+    _check_id('project_id', project_id)
+    _check_id('user_id', user_id, optional=True)
+    if not isinstance(request, request_mod.DeviceRequest):
+        raise exception.Invalid(reason='request must be a DeviceRequest, '
+                                       'got %r' % (request,))
+    return _run(_claim, context, consumer_id, project_id, request, user_id)
+
+
+def free(context, consumer_id):
+    """Give back every device allocation of ``consumer_id``.
+
+    :returns: what was freed, shaped as ``claim`` returns it (``{}`` when
+        the consumer held nothing: freeing twice is harmless).
+    """
+    _check_id('consumer_id', consumer_id)
+    return _run(_free, context, consumer_id)
+
+
+def get_for_consumer(context, consumer_id):
+    """``{"allocations": {provider_uuid: {"resources"}}, "project_id",
+    "user_id"}`` of ``consumer_id`` (empty allocations if none)."""
+    with db_api.reader(context) as session:
+        consumer = session.execute(sa.select(_consumers).where(
+            _consumers.c.consumer_id == consumer_id)).first()
+        rows = session.execute(
+            sa.select(_allocations.c.resource_provider_id,
+                      _allocations.c.resource_class, _allocations.c.used)
+            .where(_allocations.c.consumer_id == consumer_id)).all()
+        return {'allocations': _by_uuid(session, rows),
+                'project_id': consumer.project_id if consumer else None,
+                'user_id': consumer.user_id if consumer else None}
+
+
+def _held_on(session, provider_id):
+    held = {}
+    for consumer_id, rc, used in session.execute(
+            sa.select(_allocations.c.consumer_id,
+                      _allocations.c.resource_class, _allocations.c.used)
+            .where(_allocations.c.resource_provider_id == provider_id)):
+        resources = held.setdefault(consumer_id,
+                                    {'resources': {}})['resources']
+        resources[rc] = resources.get(rc, 0) + used
+    return held
+
+
+def get_for_provider(context, uuid):
+    """``(generation, {consumer_id: {"resources": {rc: amount}}})`` of
+    provider ``uuid``."""
+    return providers.read(context, uuid, _held_on)
+
+
+def _used_on(session, provider_id):
+    return {rc: record.used for (_id, rc), record in sorted(
+        capacity.load(session, provider_ids=[provider_id]).items())}
+
+
+def usages(context, uuid):
+    """``(generation, {rc: used})`` of provider ``uuid``, for every class
+    it has inventory of."""
+    return providers.read(context, uuid, _used_on)

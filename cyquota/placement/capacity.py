@@ -1,0 +1,97 @@
+"""How much room a provider has for a resource class.
+
+capacity = int((total - reserved) * allocation_ratio); a request of
+``amount`` fits when ``min_unit <= amount <= max_unit``, ``amount`` is a
+multiple of ``step_size`` and ``used + amount <= capacity``, exactly
+Placement's rule.
+"""
+
+import dataclasses
+
+import sqlalchemy as sa
+
+from cyquota.db import placement_models
+
+_inventories = placement_models.Inventory.__table__
+_allocations = placement_models.DeviceAllocation.__table__
+
+
+@dataclasses.dataclass(frozen=True)
+class Capacity:
+    """One inventory record of a provider and what is allocated from it."""
+
+    provider_id: int
+    resource_class: str
+    total: int
+    reserved: int
+    min_unit: int
+    max_unit: int
+    step_size: int
+    allocation_ratio: float
+    used: int = 0
+
+    @property
+    def capacity(self):
+        return int((self.total - self.reserved) * self.allocation_ratio)
+
+    def fits(self, amount):
+        """Whether one more allocation of ``amount`` fits."""
+        return (self.min_unit <= amount <= self.max_unit
+                and amount % self.step_size == 0
+                and self.used + amount <= self.capacity)
+
+    def fits_total(self, amount):
+        """Whether ``amount`` more, summed over several request groups,
+        fits (min_unit and step_size apply to each group's own amount)."""
+        return amount <= self.max_unit and self.used + amount <= self.capacity
+
+
+def load(session, provider_ids=None, resource_classes=None, lock=False):
+    """``{(provider_id, resource_class): Capacity}`` for the inventories of
+    ``provider_ids`` (default all) in ``resource_classes`` (default all).
+
+    :param lock: read with shared locks, so that (under MySQL's REPEATABLE
+        READ too) the rows read are the latest committed ones; used after
+        the providers themselves are locked.
+    """
+    inv_query = sa.select(
+        _inventories.c.resource_provider_id.label('provider_id'),
+        _inventories.c.resource_class, _inventories.c.total,
+        _inventories.c.reserved, _inventories.c.min_unit,
+        _inventories.c.max_unit, _inventories.c.step_size,
+        _inventories.c.allocation_ratio)
+    used_query = sa.select(_allocations.c.resource_provider_id,
+                           _allocations.c.resource_class,
+                           _allocations.c.used)
+    if provider_ids is not None:
+        ids = sorted(set(provider_ids))
+        inv_query = inv_query.where(
+            _inventories.c.resource_provider_id.in_(ids))
+        used_query = used_query.where(
+            _allocations.c.resource_provider_id.in_(ids))
+    if resource_classes is not None:
+        inv_query = inv_query.where(
+            _inventories.c.resource_class.in_(set(resource_classes)))
+        used_query = used_query.where(
+            _allocations.c.resource_class.in_(set(resource_classes)))
+    if lock:
+        inv_query = inv_query.with_for_update(read=True)
+        used_query = used_query.with_for_update(read=True)
+    used = {}
+    for provider_id, rc, amount in session.execute(used_query):
+        used[provider_id, rc] = used.get((provider_id, rc), 0) + amount
+    return {(row.provider_id, row.resource_class): Capacity(
+                used=used.get((row.provider_id, row.resource_class), 0),
+                **row._mapping)
+            for row in session.execute(inv_query)}
+
+
+def providers_with_room(session, resources):
+    """Ids of providers with room for every ``{rc: amount}`` at once."""
+    records = load(session, resource_classes=list(resources))
+    room = None
+    for rc, amount in resources.items():
+        fits = {provider_id for (provider_id, inv_rc), record
+                in records.items() if inv_rc == rc and record.fits(amount)}
+        room = fits if room is None else room & fits
+    return room or set()

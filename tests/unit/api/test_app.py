@@ -1,0 +1,69 @@
+"""The app's plumbing that YAML cannot see: context, request ids, and the
+one error renderer."""
+
+import webob
+import webtest
+
+from cyquota.api import app
+from cyquota.api import errors
+from cyquota.api import hooks
+from cyquota import exception
+from cyquota.placement import candidates
+
+
+class _State:
+    def __init__(self, request):
+        self.request = request
+
+
+def test_context_from_noauth_headers():
+    request = webob.Request.blank('/', headers={
+        'X-Project-Id': 'p1', 'X-User-Id': 'u1', 'X-Roles': 'reader, admin'})
+    request.environ['openstack.request_id'] = 'req-1'
+    state = _State(request)
+    hooks.ContextHook().before(state)
+    context = state.request.context
+    assert (context.project_id, context.user_id) == ('p1', 'u1')
+    assert context.roles == ['reader', 'admin']
+    assert context.is_admin
+    assert context.request_id == 'req-1'
+
+
+def test_context_without_admin_role():
+    state = _State(webob.Request.blank('/', headers={'X-Roles': 'member'}))
+    hooks.ContextHook().before(state)
+    assert not state.request.context.is_admin
+    assert state.request.context.project_id is None
+
+
+def test_error_request_id_is_the_response_header(sqlite_db):
+    response = webtest.TestApp(app.setup_app()).get('/v1/nope', status=404)
+    assert response.json['errors'][0]['request_id'] == response.headers[
+        'X-Openstack-Request-Id']
+
+
+def test_every_error_kind_renders():
+    environ = {'openstack.request_id': 'req-2', 'REQUEST_METHOD': 'GET'}
+    over = exception.OverQuota(overs=[{
+        'project_id': 'p', 'resource': 'FPGA', 'scope': 'project',
+        'limit': 1, 'used': 1, 'reserved': 0, 'requested': 1}])
+    body = errors.response_for(over, environ).json['errors'][0]
+    assert (body['status'], body['code']) == (403, 'cyquota.over_quota')
+    assert body['overs'][0]['resource'] == 'FPGA'
+    assert body['request_id'] == 'req-2'
+    response = errors.response_for(ValueError('secret'), environ)
+    assert response.status_int == 500
+    assert 'secret' not in response.text
+    assert errors.response_for(
+        webob.exc.HTTPNotFound(), environ).json['errors'][0]['code'] == (
+        'cyquota.not_found')
+
+
+def test_a_bug_is_a_500_without_a_traceback(sqlite_db, monkeypatch):
+    def broken(context, device_request):
+        raise KeyError('internal detail')
+    monkeypatch.setattr(candidates, 'search', broken)
+    response = webtest.TestApp(app.setup_app()).get(
+        '/v1/allocation_candidates?resources=FPGA:1', status=500)
+    assert response.json['errors'][0]['code'] == 'cyquota.internal_error'
+    assert 'internal detail' not in response.text
