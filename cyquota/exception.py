@@ -62,6 +62,17 @@ class InvalidReservationList(Invalid):
     kind = 'invalid_reservations'
 
 
+class InvalidParent(Invalid):
+    msg_fmt = ("Invalid parent_id %(parent_id)r of project %(project_id)s: "
+               "%(reason)s")
+    kind = 'invalid_parent'
+
+
+class UnknownProject(Invalid):
+    msg_fmt = "Unknown project '%(project_id)s': %(reason)s"
+    kind = 'unknown_project'
+
+
 class InvalidAllocation(Invalid):
     msg_fmt = 'Invalid allocation report of host %(host)r: %(reason)s'
     kind = 'invalid_allocation'
@@ -78,6 +89,11 @@ class ReservationNotFound(NotFound):
     msg_fmt = ("Reservation(s) %(uuids)s not found for project "
                "%(project_id)s.")
     kind = 'reservation_not_found'
+
+
+class ProjectNotFound(NotFound):
+    msg_fmt = "Project %(project_id)s is not registered in the limit store."
+    kind = 'project_not_found'
 
 
 class Conflict(CyquotaException):
@@ -97,6 +113,38 @@ class RequestIdConflict(Conflict):
     msg_fmt = ("request_id '%(request_id)s' was already used by project "
                "%(project_id)s with other deltas (%(existing)s).")
     kind = 'request_id_conflict'
+
+
+class HierarchyTooDeep(Conflict):
+    msg_fmt = ("Project %(project_id)s cannot be a child of %(parent_id)s: "
+               "%(parent_id)s is itself a child of %(grandparent_id)s, and "
+               "strict-two-level trees are a root and its children only.")
+    kind = 'hierarchy_too_deep'
+
+
+class ProjectParentConflict(Conflict):
+    msg_fmt = ("Project %(project_id)s cannot take parent %(parent_id)s: "
+               "%(reason)s")
+    kind = 'project_parent_conflict'
+
+
+class LimitHierarchyConflict(Conflict):
+    msg_fmt = ("Limit %(limit)s of %(resource)s for project %(project_id)s "
+               "breaks the strict-two-level tree: %(reason)s")
+    kind = 'limit_hierarchy_conflict'
+
+
+class LimitSourceReadOnly(Conflict):
+    msg_fmt = ("Limits are read from %(source)s; change them there "
+               "(cyquota's limit API is read-only with this source).")
+    kind = 'limit_source_read_only'
+
+
+class LimitSourceUnavailable(CyquotaException):
+    msg_fmt = 'The limit source %(source)s cannot be read: %(reason)s'
+    code = 503
+    kind = 'limit_source_unavailable'
+    title = 'Service Unavailable'
 
 
 class OverQuota(CyquotaException):
@@ -119,107 +167,3 @@ class OverQuota(CyquotaException):
             "requested %(requested)s)" % o for o in overs))
         super().__init__(message, overs=overs, **kwargs)
         self.overs = overs
-
-
-# -- REST input and devices (Placement-style resource providers) ---------
-
-class InvalidQuery(Invalid):
-    msg_fmt = '%(detail)s'
-    kind = 'invalid_query'
-
-
-class InvalidMemberOf(InvalidQuery):
-    kind = 'invalid_member_of'
-
-
-class InvalidBody(Invalid):
-    msg_fmt = '%(detail)s'
-    kind = 'invalid_body'
-
-
-class RequestTooLarge(CyquotaException):
-    msg_fmt = ('Request body of %(size)s bytes is larger than the '
-               '%(limit)s bytes allowed.')
-    code = 413
-    kind = 'request_too_large'
-    title = 'Request Entity Too Large'
-
-
-class UnsupportedMediaType(CyquotaException):
-    msg_fmt = ('The media type %(media_type)s is not supported, use '
-               'application/json')
-    code = 415
-    kind = 'unsupported_media_type'
-    title = 'Unsupported Media Type'
-
-
-class ResourceClassNotFound(Invalid):
-    msg_fmt = 'No such resource class %(name)s.'
-    kind = 'unknown_resource_class'
-
-
-class TraitNotFound(Invalid):
-    msg_fmt = 'No such trait(s): %(names)s.'
-    kind = 'unknown_trait'
-
-
-class InvalidInventory(Invalid):
-    msg_fmt = ("Invalid inventory for '%(resource_class)s' on resource "
-               "provider '%(uuid)s': %(reason)s")
-    kind = 'invalid_inventory'
-
-
-class InvalidParentProvider(Invalid):
-    msg_fmt = ('Unable to create resource provider "%(name)s", %(uuid)s: '
-               '%(reason)s')
-    kind = 'invalid_parent_provider'
-
-
-class ResourceProviderNotFound(NotFound):
-    msg_fmt = 'No resource provider with uuid %(uuid)s found'
-    kind = 'resource_provider_not_found'
-
-
-class AggregateNotFound(NotFound):
-    msg_fmt = 'No aggregate with uuid %(uuid)s found'
-    kind = 'aggregate_not_found'
-
-
-class ResourceProviderExists(Conflict):
-    msg_fmt = 'Conflicting resource provider %(duplicate)s already exists.'
-    kind = 'duplicate_name'
-
-
-class ConcurrentUpdate(Conflict):
-    msg_fmt = ('resource provider generation conflict: resource provider '
-               '%(uuid)s is at generation %(current)s, the request gave '
-               '%(given)s. Read the provider again and retry.')
-    kind = 'concurrent_update'
-
-
-class InventoryInUse(Conflict):
-    msg_fmt = ("update conflict: Inventory for '%(resource_classes)s' on "
-               "resource provider '%(uuid)s' in use.")
-    kind = 'inventory_in_use'
-
-
-class ResourceProviderInUse(Conflict):
-    msg_fmt = 'Unable to delete resource provider %(uuid)s: %(reason)s'
-    kind = 'provider_in_use'
-
-
-class AggregateInUse(Conflict):
-    msg_fmt = ('Unable to delete aggregate %(uuid)s: resource providers '
-               '%(providers)s are members of it.')
-    kind = 'aggregate_in_use'
-
-
-class ConsumerExists(Conflict):
-    msg_fmt = ("Consumer '%(consumer_id)s' already holds device "
-               "allocations; free them before claiming again.")
-    kind = 'consumer_exists'
-
-
-class NoValidAllocation(Conflict):
-    msg_fmt = 'No devices can satisfy the request: %(reason)s'
-    kind = 'no_valid_allocation'

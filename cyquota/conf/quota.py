@@ -18,13 +18,43 @@ quota_opts = [
              'registered limit. -1 means unlimited, so that the embedded '
              'quick start works before any limit is set.'),
     cfg.StrOpt(
-        'limit_source', default='local', choices=['local'],
-        help='Where limits are read: "local" is the embedded store in '
-             'cyquota\'s own database.'),
+        'limit_source', default='local',
+        choices=[('local', "the embedded store in cyquota's own database"),
+                 ('keystone', 'Keystone unified limits (registered limits, '
+                              'project limits, project parents) through '
+                              'oslo.limit, configured in [oslo_limit]')],
+        help='Where limits are read.'),
     cfg.StrOpt(
-        'enforcement_model', default='flat', choices=['flat'],
-        help='Limit enforcement model of the local limit source: "flat" '
-             'checks each project against its own limit.'),
+        'enforcement_model', default='flat',
+        choices=[('flat', 'each project against its own limit'),
+                 ('strict-two-level',
+                  "each project against its own limit, and each tree (a "
+                  "root and its children) against the root's limit")],
+        help='Limit enforcement model of the local limit source. The '
+             'keystone source uses the model Keystone reports.'),
+    cfg.StrOpt(
+        'unregistered_resource_strategy', default='require',
+        choices=[('require', 'refuse every request for it (a limit of 0)'),
+                 ('ignore', 'leave it unlimited')],
+        help='With the keystone source, what a resource without a '
+             'registered limit in Keystone gets.'),
+    cfg.StrOpt(
+        'keystone_resource_name_format', default='class:{resource}',
+        help='How a resource class maps to a Keystone unified limit '
+             'resource name; {resource} is the class (FPGA, GPU, ...). The '
+             'default matches the names Nova uses for the same '
+             'accelerators.'),
+    cfg.StrOpt(
+        'limit_cache_url', default=None,
+        help='redis:// URL of a limit cache shared by every cyquota '
+             'process. Unset (the default): no cache, every check reads '
+             'limits from their source. The local source invalidates the '
+             'cache on every limit write.'),
+    cfg.IntOpt(
+        'limit_cache_ttl', default=60, min=1,
+        help='Seconds a cached limit lives. It bounds how long a limit '
+             'changed in Keystone can go unseen; local limits are '
+             'invalidated at once on every write.'),
     cfg.IntOpt(
         'reservation_expire', default=86400, min=1,
         help='Seconds until a reservation expires when the caller gives no '

@@ -146,3 +146,46 @@ class ProjectLimit(TimestampMixin, Base):
     project_id = sa.Column(sa.String(255), nullable=False)
     resource = sa.Column(sa.String(255), nullable=False)
     resource_limit = sa.Column(sa.Integer, nullable=False)
+
+
+class Project(TimestampMixin, Base):
+    """A project of the embedded limit store and its place in a tree.
+
+    Under strict-two-level a tree is a root (``parent_id`` null) and its
+    children. A project's parent is fixed once the row exists, as in
+    Keystone.
+    """
+
+    __tablename__ = 'projects'
+    __table_args__ = (
+        sa.Index('projects_parent_id_idx', 'parent_id'),
+    )
+
+    id = sa.Column(sa.String(255), primary_key=True)
+    parent_id = sa.Column(sa.String(255), nullable=True)
+    name = sa.Column(sa.String(255), nullable=True)
+
+
+class TreeUsage(TimestampMixin, Base):
+    """What a whole tree (root and children) uses and holds reserved.
+
+    Seed 002's "aggregate usage": kept in the same transaction as every
+    change to a tree member's ``quota_usages`` row and locked before it, so
+    the strict-two-level tree check reads one row however many children
+    the root has.
+    """
+
+    __tablename__ = 'tree_usages'
+    __table_args__ = (
+        sa.UniqueConstraint('root_id', 'resource',
+                            name='uniq_tree_usages0root_id0resource'),
+        sa.CheckConstraint('used >= 0', name='ck_tree_usages_used'),
+        sa.CheckConstraint('reserved >= 0', name='ck_tree_usages_reserved'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    root_id = sa.Column(sa.String(255), nullable=False)
+    resource = sa.Column(sa.String(255), nullable=False)
+    # A tree can hold more than one project's 32-bit count.
+    used = sa.Column(sa.BigInteger, nullable=False, default=0)
+    reserved = sa.Column(sa.BigInteger, nullable=False, default=0)

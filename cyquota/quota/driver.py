@@ -12,6 +12,12 @@ Locking discipline, the whole of the ledger's concurrency story:
 * Rows are always locked in the same order, so transactions queue rather
   than deadlock; the rare deadlock or lost race to create a first row is
   retried as a whole transaction (``db_api.retry_on_conflict``).
+* Under a hierarchical model (strict-two-level) a transaction first locks
+  the ``tree_usages`` rows of the project's root, then the project's own
+  rows (root before child, always), and changes the root's rows by what
+  it changed in the project's (``tree_usage``). Reservations in different
+  children of one root queue on the root's rows, so the tree check sees
+  every earlier one; under the flat model nothing of this runs.
 
 Input is validated by the QuotaEngine before it reaches the driver.
 """
@@ -27,6 +33,8 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
+from cyquota.quota import resources as quota_resources
+from cyquota.quota import tree_usage
 
 LOG = logging.getLogger(__name__)
 
@@ -75,7 +83,10 @@ class DbQuotaDriver:
     # -- reading -----------------------------------------------------------
 
     def get_project_usage(self, context, project_id, resources):
-        """``{resource: {limit, used, reserved, available}}``."""
+        """``{resource: {limit, used, reserved, available}}``; under a
+        hierarchical model each resource also has ``tree``: ``{root_id,
+        limit, used, reserved, available}`` of the project's whole tree."""
+        tree = None
         with db_api.reader(context) as session:
             rows = session.execute(
                 sa.select(_usages.c.resource, _usages.c.used,
@@ -83,10 +94,24 @@ class DbQuotaDriver:
                 .where(_usages.c.project_id == project_id)).all()
             found = {r.resource: _Usage(0, r.resource, r.used, r.reserved)
                      for r in rows}
-            limits = self.model.project_limits(context, project_id,
-                                               resources)
-        return {r: _usage_dict(found.get(r) or _Usage(0, r, 0, 0), limits[r])
-                for r in resources}
+            if self.model.hierarchical:
+                tree = tree_usage.TreeUsage.read(
+                    context, session, self.model.source,
+                    self.model.tree(context, project_id, resources),
+                    resources)
+                limits = tree.tree.project_limits
+            else:
+                limits = self.model.project_limits(context, project_id,
+                                                   resources)
+        result = {r: _usage_dict(found.get(r) or _Usage(0, r, 0, 0),
+                                 limits[r])
+                  for r in resources}
+        if tree is not None:
+            for r in resources:
+                result[r]['tree'] = dict(
+                    root_id=tree.root_id,
+                    **_usage_dict(tree.rows[r], tree.tree.root_limits[r]))
+        return result
 
     def list_usages(self, context, resources, project_id=None,
                     resource=None, limit=1000, marker=None):
@@ -144,14 +169,16 @@ class DbQuotaDriver:
         resource order (``[]`` for a dry run, which writes nothing)."""
         resources = list(deltas)
         with db_api.writer(context) as session:
+            tree = self._lock_tree(context, session, project_id, resources,
+                                   create=not dry_run)
             usages = self._lock_usages(session, project_id, resources,
-                                       create=not dry_run)
+                                       create=not dry_run, tree=tree)
             if request_id is not None:
                 earlier = self._find_request(session, project_id, request_id,
                                              deltas)
                 if earlier is not None:
                     return earlier
-            self._check(context, project_id, deltas, usages)
+            self._check(context, project_id, deltas, usages, tree)
             if dry_run:
                 return []
             now = models.utcnow()
@@ -165,7 +192,7 @@ class DbQuotaDriver:
             for resource, delta in deltas.items():
                 if delta > 0:
                     usages[resource].add('reserved', delta)
-            self._write_usages(session, usages)
+            self._write_usages(session, usages, tree)
         return [row['uuid'] for row in rows]
 
     def commit(self, context, project_id, uuids):
@@ -188,8 +215,9 @@ class DbQuotaDriver:
         resources = list(deltas)
         now = models.utcnow()
         with db_api.writer(context) as session:
+            tree = self._lock_tree(context, session, project_id, resources)
             usages = self._lock_usages(session, project_id, resources,
-                                       create=True)
+                                       create=True, tree=tree)
             rows = []
             for resource, amount in deltas.items():
                 usage = usages[resource]
@@ -209,7 +237,7 @@ class DbQuotaDriver:
                                  request_id=None, consumer_id=consumer_id,
                                  created_at=now, updated_at=now))
             session.execute(_reservations.insert(), rows)
-            self._write_usages(session, usages)
+            self._write_usages(session, usages, tree)
         return [row['uuid'] for row in rows]
 
     def expire(self, context):
@@ -265,8 +293,9 @@ class DbQuotaDriver:
         """
         changes = []
         with db_api.writer(context) as session:
+            tree = self._lock_tree(context, session, project_id, resources)
             usages = self._lock_usages(session, project_id, resources,
-                                       create=True)
+                                       create=True, tree=tree)
             expected = expected_counts(context, project_id, resources)
             for resource in resources:
                 usage = usages[resource]
@@ -275,7 +304,7 @@ class DbQuotaDriver:
                     if old != value:
                         usage.add(field, value - old)
                         changes.append((resource, field, old, value))
-            self._write_usages(session, usages)
+            self._write_usages(session, usages, tree)
         return changes
 
     # -- steps -------------------------------------------------------------
@@ -284,7 +313,8 @@ class DbQuotaDriver:
     def _finish(self, context, project_id, uuids, target):
         action = 'commit' if target == models.COMMITTED else 'roll back'
         with db_api.writer(context) as session:
-            usages = self._lock_usages(session, project_id)
+            tree = self._lock_tree(context, session, project_id)
+            usages = self._lock_usages(session, project_id, tree=tree)
             rows = session.execute(
                 sa.select(_reservations.c.id, _reservations.c.uuid,
                           _reservations.c.resource, _reservations.c.delta,
@@ -307,7 +337,7 @@ class DbQuotaDriver:
                 self._settle(session, project_id, usages[row.resource], row,
                              target)
             if pending:
-                self._write_usages(session, usages)
+                self._write_usages(session, usages, tree)
                 session.execute(
                     _reservations.update()
                     .where(_reservations.c.id.in_([r.id for r in pending]))
@@ -344,7 +374,8 @@ class DbQuotaDriver:
     @db_api.retry_on_conflict
     def _expire_project(self, context, project_id, now):
         with db_api.writer(context) as session:
-            usages = self._lock_usages(session, project_id)
+            tree = self._lock_tree(context, session, project_id)
+            usages = self._lock_usages(session, project_id, tree=tree)
             rows = session.execute(
                 sa.select(_reservations.c.id, _reservations.c.uuid,
                           _reservations.c.resource, _reservations.c.delta,
@@ -358,7 +389,7 @@ class DbQuotaDriver:
                 self._settle(session, project_id, usages[row.resource], row,
                              models.EXPIRED)
             if rows:
-                self._write_usages(session, usages)
+                self._write_usages(session, usages, tree)
                 session.execute(
                     _reservations.update()
                     .where(_reservations.c.id.in_([r.id for r in rows]))
@@ -368,10 +399,25 @@ class DbQuotaDriver:
                      len(rows), project_id)
         return len(rows)
 
+    def _lock_tree(self, context, session, project_id, resources=None,
+                   create=True):
+        """Under a hierarchical model, lock the tree usage rows of the
+        project's root (``resources``, or every counted one); with
+        ``create``, register an unknown project as a root and insert the
+        missing rows. None under the flat model."""
+        if not self.model.hierarchical:
+            return None
+        resources = list(resources or quota_resources.known_resources())
+        tree = self.model.tree(context, project_id, resources,
+                               register=create)
+        return tree_usage.TreeUsage.lock(context, session, self.model.source,
+                                         tree, resources, create)
+
     def _lock_usages(self, session, project_id, resources=None,
-                     create=False):
+                     create=False, tree=None):
         """Lock a project's usage rows (``resources``, or all), in resource
-        order; with ``create``, insert the missing ones."""
+        order; with ``create``, insert the missing ones. ``tree``: the
+        project's locked tree usage, told the counts as locked."""
         query = (sa.select(_usages.c.id, _usages.c.resource, _usages.c.used,
                            _usages.c.reserved)
                  .where(_usages.c.project_id == project_id)
@@ -394,6 +440,8 @@ class DbQuotaDriver:
                 created_at=models.utcnow()))
             usages[resource] = _Usage(result.inserted_primary_key[0],
                                       resource, 0, 0)
+        if tree is not None:
+            tree.track(usages)
         return usages
 
     @staticmethod
@@ -414,9 +462,14 @@ class DbQuotaDriver:
                 existing=', '.join('%s: %d' % kv for kv in earlier.items()))
         return [row.uuid for row in rows]
 
-    def _check(self, context, project_id, deltas, usages):
-        """Raise OverQuota (or InvalidDelta) unless every delta fits."""
-        limits = self.model.project_limits(context, project_id, list(deltas))
+    def _check(self, context, project_id, deltas, usages, tree=None):
+        """Raise OverQuota (or InvalidDelta) unless every delta fits the
+        project's limit and, with a ``tree``, the root's limit too."""
+        if tree is None:
+            limits = self.model.project_limits(context, project_id,
+                                               list(deltas))
+        else:
+            limits = tree.tree.project_limits
         overs = []
         for resource, delta in deltas.items():
             usage = usages[resource]
@@ -439,11 +492,14 @@ class DbQuotaDriver:
                                   scope='project', limit=limit,
                                   used=usage.used, reserved=usage.reserved,
                                   requested=delta))
+            over = tree.over(resource, delta) if tree is not None else None
+            if over is not None:
+                overs.append(over)
         if overs:
             raise exception.OverQuota(overs=overs)
 
     @staticmethod
-    def _write_usages(session, usages):
+    def _write_usages(session, usages, tree=None):
         changed = [dict(_id=u.id, _used=u.used, _reserved=u.reserved)
                    for u in usages.values() if u.dirty]
         if changed:
@@ -454,6 +510,8 @@ class DbQuotaDriver:
                         reserved=sa.bindparam('_reserved'),
                         updated_at=models.utcnow()),
                 changed)
+            if tree is not None:
+                tree.write(session, usages)
 
     def _add_consumer_usage(self, session, project_id, resource, consumer_id,
                             delta):

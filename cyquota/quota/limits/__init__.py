@@ -1,14 +1,23 @@
 """Limits: the hook into limit sources and the enforcement models.
 
-``source.LimitSource`` is the hook interface; ``local`` is the embedded
-store. ``flat`` turns a source's raw limits into the limit each project is
-held to.
+``source.LimitSource`` is the hook interface: sources return raw data
+(registered limits, explicit project limits, a project's parent and
+children). ``local`` is the embedded store, ``keystone`` reads Keystone
+unified limits through oslo.limit. The models decide: ``flat`` holds each
+project to its own limit, ``strict_two_level`` also holds each tree of a
+root and its children to the root's limit. ``cache`` is the optional
+shared Redis cache of raw limit data.
 """
 
 from stevedore import driver as stevedore_driver
 
 from cyquota.conf import CONF
+from cyquota import exception
 from cyquota.quota.limits import flat
+from cyquota.quota.limits import strict_two_level
+
+MODELS = {model.name: model
+          for model in (flat.FlatModel, strict_two_level.StrictTwoLevelModel)}
 
 
 def load_source():
@@ -19,5 +28,14 @@ def load_source():
 
 
 def load_model(source):
-    """The enforcement model for ``source`` (``[quota] enforcement_model``)."""
-    return flat.FlatModel(source)
+    """The enforcement model the source names (``[quota]
+    enforcement_model`` for the local source, Keystone's for keystone),
+    bound to the source so that it judges the source's writes."""
+    name = source.model_name()
+    if name not in MODELS:
+        raise exception.CyquotaException(
+            'Limit source %s reports the enforcement model %r; cyquota '
+            'enforces %s.' % (source.name, name, ', '.join(sorted(MODELS))))
+    model = MODELS[name](source)
+    source.bind(model)
+    return model

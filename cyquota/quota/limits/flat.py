@@ -1,15 +1,16 @@
 """The flat enforcement model: each project against its own limit."""
 
-from cyquota.conf import CONF
-
 
 class FlatModel:
-    """A project's limit is its own, else the registered default, else
-    ``[quota] default_limit``; other projects play no part."""
+    """A project's limit is its own, else the registered default, else the
+    source's limit for unregistered resources; other projects play no
+    part, and the project hierarchy sets no rules."""
 
     name = 'flat'
-    description = 'Limit enforcement and validation does not take project ' \
-                  'hierarchy into consideration.'
+    description = ('Limit enforcement and validation does not take project '
+                   'hierarchy into consideration.')
+    #: Whether usage is also checked per tree (the driver keeps tree usages).
+    hierarchical = False
 
     def __init__(self, source):
         self.source = source
@@ -19,5 +20,12 @@ class FlatModel:
         unlimited)."""
         registered, own = self.source.get_limits(context, project_id,
                                                  resources)
-        default = CONF.quota.default_limit
+        default = self.source.unregistered_limit
         return {r: own.get(r, registered.get(r, default)) for r in resources}
+
+    def check_parent(self, project_id, parent_id, grandparent_id):
+        """Any hierarchy is accepted."""
+
+    def check_limit(self, project_id, resource, limit, registered,
+                    parent=None, child=None):
+        """Any limit is accepted."""

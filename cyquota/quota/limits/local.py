@@ -1,7 +1,16 @@
-"""The embedded limit store: limits kept in cyquota's own database.
+"""The embedded limit store: limits and projects in cyquota's own database.
 
 Reads join the caller's transaction (a reserve reads its limits in its own
-transaction); writes validate their input first.
+transaction). Writes validate their input first, are judged by the bound
+enforcement model (strict-two-level refuses a grandchild, and a child limit
+above its parent's), and invalidate the shared limit cache once committed.
+
+Locking of writes under a hierarchical model, so that two writes cannot
+together break a rule that each checked alone: a write locks the
+``projects`` rows that its rule reads, the project's own row before its
+parent's. A project that is not registered yet is registered as a root by
+a limit write (and by its first reservation), so a concurrent attempt to
+place it under a parent collides on the primary key and is retried.
 """
 
 import sqlalchemy as sa
@@ -9,19 +18,37 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
+from cyquota.quota.limits import cache as limit_cache
 from cyquota.quota.limits import source
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
 
 _registered = models.RegisteredLimit.__table__
 _project = models.ProjectLimit.__table__
+_projects = models.Project.__table__
+_usages = models.QuotaUsage.__table__
+
+_FROM_CONFIG = object()
+
+# Row kinds of the one-round-trip tree read.
+_PARENT, _GRANDPARENT, _REGISTERED, _OWN, _PARENT_OWN = range(5)
 
 
 class LocalLimitSource(source.LimitSource):
-    """Registered and project limits in the ``registered_limits`` and
-    ``project_limits`` tables."""
+    """Registered limits, project limits and projects in the
+    ``registered_limits``, ``project_limits`` and ``projects`` tables.
+
+    :param cache: a ``LimitCache``, None for none; by default the one
+        ``[quota] limit_cache_url`` configures.
+    """
 
     name = 'local'
+
+    def __init__(self, cache=_FROM_CONFIG):
+        self._cache = (limit_cache.from_config(self.name)
+                       if cache is _FROM_CONFIG else cache)
+
+    # -- reads -------------------------------------------------------------
 
     def get_registered_limits(self, context, resources):
         with db_api.reader(context) as session:
@@ -39,6 +66,9 @@ class LocalLimitSource(source.LimitSource):
             return dict(rows.all())
 
     def get_limits(self, context, project_id, resources):
+        if self._cache is not None:
+            tree = self.get_tree_limits(context, project_id, resources)
+            return tree.registered, tree.own
         # One round trip: this runs inside every reserve.
         query = sa.union_all(
             sa.select(_registered.c.resource, _registered.c.default_limit,
@@ -54,10 +84,131 @@ class LocalLimitSource(source.LimitSource):
                 (own if is_own else registered)[resource] = value
         return registered, own
 
-    # Writes (the embedded store's small Python API; REST sits on top).
+    def get_parent(self, context, project_id):
+        return self.get_tree_limits(context, project_id, ()).parent_id
+
+    def get_children(self, context, project_id):
+        with db_api.reader(context) as session:
+            return session.execute(
+                sa.select(_projects.c.id)
+                .where(_projects.c.parent_id == project_id)
+                .order_by(_projects.c.id)).scalars().all()
+
+    def get_tree_limits(self, context, project_id, resources,
+                        register=False):
+        key = 'project:' + project_id
+        token = None
+        if self._cache is not None:
+            token, hits = self._cache.lookup(['registered', key])
+            entry = hits.get(key)
+            if ('registered' in hits and entry is not None
+                    and (entry['known'] or not register)):
+                return _tree(project_id, resources, hits['registered'],
+                             entry)
+        # With a cache, read every resource: the entry serves them all.
+        registered, entry = self._read_tree(
+            context, project_id, resources if self._cache is None else None)
+        if register and not entry['known']:
+            # Not cached: the registration commits only with the caller.
+            self._register(context, project_id)
+        elif self._cache is not None:
+            self._cache.store(token, {'registered': registered, key: entry})
+        return _tree(project_id, resources, registered, entry)
+
+    def _read_tree(self, context, project_id, resources):
+        """``(registered, entry)`` in one round trip; ``entry`` holds the
+        project's place in its tree and the own limits of it and its
+        parent."""
+        parent = (sa.select(_projects.c.parent_id)
+                  .where(_projects.c.id == project_id).scalar_subquery())
+        no_value = sa.null().cast(sa.Integer)
+        parts = [
+            sa.select(sa.literal(_PARENT), _projects.c.parent_id, no_value)
+            .where(_projects.c.id == project_id),
+            sa.select(sa.literal(_GRANDPARENT), _projects.c.parent_id,
+                      no_value)
+            .where(_projects.c.id == parent,
+                   _projects.c.parent_id.is_not(None)),
+            sa.select(sa.literal(_REGISTERED), _registered.c.resource,
+                      _registered.c.default_limit),
+            sa.select(sa.literal(_OWN), _project.c.resource,
+                      _project.c.resource_limit)
+            .where(_project.c.project_id == project_id),
+            sa.select(sa.literal(_PARENT_OWN), _project.c.resource,
+                      _project.c.resource_limit)
+            .where(_project.c.project_id == parent),
+        ]
+        if resources is not None:
+            parts[2] = parts[2].where(_registered.c.resource.in_(resources))
+            parts[3] = parts[3].where(_project.c.resource.in_(resources))
+            parts[4] = parts[4].where(_project.c.resource.in_(resources))
+        registered = {}
+        entry = {'known': False, 'parent_id': None, 'grandparent_id': None,
+                 'own': {}, 'parent_own': {}}
+        with db_api.reader(context) as session:
+            for kind, key, value in session.execute(sa.union_all(*parts)):
+                if kind == _PARENT:
+                    entry.update(known=True, parent_id=key)
+                elif kind == _GRANDPARENT:
+                    entry['grandparent_id'] = key
+                elif kind == _REGISTERED:
+                    registered[key] = value
+                else:
+                    entry['own' if kind == _OWN else 'parent_own'][key] = value
+        return registered, entry
+
+    def _register(self, context, project_id):
+        with db_api.writer(context) as session:
+            session.execute(_projects.insert().values(
+                id=project_id, parent_id=None, created_at=models.utcnow()))
+
+    def get_project(self, context, project_id):
+        """``{id, parent_id, name}`` of a registered project."""
+        validation.project_id(project_id)
+        with db_api.reader(context) as session:
+            row = session.execute(
+                sa.select(_projects.c.id, _projects.c.parent_id,
+                          _projects.c.name)
+                .where(_projects.c.id == project_id)).mappings().first()
+        if row is None:
+            raise exception.ProjectNotFound(project_id=project_id)
+        return dict(row)
+
+    def list_registered_limits(self, context):
+        """``{resource: default_limit}`` of every registered limit."""
+        with db_api.reader(context) as session:
+            return dict(session.execute(
+                sa.select(_registered.c.resource,
+                          _registered.c.default_limit)).all())
+
+    def list_project_limits(self, context, project_id=None):
+        """Explicit project limits as ``{project_id, resource,
+        resource_limit}``, in (project, resource) order."""
+        query = (sa.select(_project.c.project_id, _project.c.resource,
+                           _project.c.resource_limit)
+                 .order_by(_project.c.project_id, _project.c.resource))
+        if project_id is not None:
+            validation.project_id(project_id)
+            query = query.where(_project.c.project_id == project_id)
+        with db_api.reader(context) as session:
+            return [dict(row) for row in session.execute(query).mappings()]
+
+    # -- writes ------------------------------------------------------------
+
+    def _hierarchical(self):
+        return self.model is not None and self.model.hierarchical
+
+    def _invalidate(self):
+        if self._cache is not None:
+            self._cache.invalidate()
 
     @db_api.retry_on_conflict
     def set_registered_limit(self, context, resource, default_limit):
+        """Set the default limit of ``resource``.
+
+        Not judged against trees: a child's effective limit is capped by
+        its parent's whatever the default becomes.
+        """
         quota_resources.check_resource(resource)
         validation.limit(resource, default_limit)
         with db_api.writer(context) as session:
@@ -69,6 +220,7 @@ class LocalLimitSource(source.LimitSource):
                 session.execute(_registered.insert().values(
                     resource=resource, default_limit=default_limit,
                     created_at=models.utcnow()))
+        self._invalidate()
 
     @db_api.retry_on_conflict
     def set_project_limit(self, context, project_id, resource,
@@ -77,6 +229,9 @@ class LocalLimitSource(source.LimitSource):
         quota_resources.check_resource(resource)
         validation.limit(resource, resource_limit)
         with db_api.writer(context) as session:
+            if self._hierarchical():
+                self._check_limit(session, project_id, resource,
+                                  resource_limit)
             updated = session.execute(
                 _project.update()
                 .where(_project.c.project_id == project_id,
@@ -87,16 +242,169 @@ class LocalLimitSource(source.LimitSource):
                     project_id=project_id, resource=resource,
                     resource_limit=resource_limit,
                     created_at=models.utcnow()))
+        self._invalidate()
 
+    @db_api.retry_on_conflict
     def delete_project_limit(self, context, project_id, resource):
         validation.project_id(project_id)
         quota_resources.check_resource(resource)
         with db_api.writer(context) as session:
+            if self._hierarchical():
+                self._check_limit(session, project_id, resource, None)
             deleted = session.execute(
                 _project.delete()
                 .where(_project.c.project_id == project_id,
                        _project.c.resource == resource)).rowcount
-        if not deleted:
-            raise exception.NotFound(
-                reason='project %s has no limit for %s' % (project_id,
-                                                           resource))
+            if not deleted:
+                raise exception.NotFound(
+                    reason='project %s has no limit for %s' % (project_id,
+                                                               resource))
+        self._invalidate()
+
+    @db_api.retry_on_conflict
+    def set_project(self, context, project_id, parent_id=None, name=None):
+        """Register ``project_id`` under ``parent_id`` (None: a root), or
+        rename a registered project. A project's parent is fixed once it is
+        registered. Returns ``{id, parent_id, name}``."""
+        validation.project_id(project_id)
+        _check_parent_id(project_id, parent_id)
+        if name is not None and (not isinstance(name, str)
+                                 or not 1 <= len(name) <= 255):
+            raise exception.Invalid(
+                reason='name must be a string of 1 to 255 characters, got '
+                       '%r' % (name,))
+        with db_api.writer(context) as session:
+            row = self._lock_project(session, project_id)
+            if parent_id is not None:
+                parent = self._lock_project(session, parent_id)
+                if parent is None:
+                    raise exception.InvalidParent(
+                        project_id=project_id, parent_id=parent_id,
+                        reason='no such project in the limit store; '
+                               'register the parent first')
+                if self.model is not None:
+                    self.model.check_parent(project_id, parent_id,
+                                            parent.parent_id)
+            if row is not None:
+                if row.parent_id != parent_id:
+                    raise exception.ProjectParentConflict(
+                        project_id=project_id, parent_id=parent_id,
+                        reason="a project's parent is fixed once it is "
+                               "registered (%s)" % (
+                                   'its parent is %s' % row.parent_id
+                                   if row.parent_id else 'it is a root'))
+                session.execute(
+                    _projects.update().where(_projects.c.id == project_id)
+                    .values(name=name))
+            else:
+                if parent_id is not None and self._hierarchical():
+                    self._check_joining(session, project_id, parent_id)
+                session.execute(_projects.insert().values(
+                    id=project_id, parent_id=parent_id, name=name,
+                    created_at=models.utcnow()))
+        self._invalidate()
+        return {'id': project_id, 'parent_id': parent_id, 'name': name}
+
+    # -- the checks of hierarchical writes ---------------------------------
+
+    @staticmethod
+    def _lock_project(session, project_id):
+        return session.execute(
+            sa.select(_projects.c.id, _projects.c.parent_id)
+            .where(_projects.c.id == project_id)
+            .with_for_update()).first()
+
+    def _check_limit(self, session, project_id, resource, limit):
+        """Lock the project's row (registering it), then its parent's, and
+        let the model judge ``limit`` (None: the limit is removed)."""
+        row = self._lock_project(session, project_id)
+        if row is None:
+            session.execute(_projects.insert().values(
+                id=project_id, parent_id=None, created_at=models.utcnow()))
+            parent_id = None
+        else:
+            parent_id = row.parent_id
+        parent = child = None
+        if parent_id is not None:
+            self._lock_project(session, parent_id)
+            parent = (parent_id,
+                      self._own_limit(session, parent_id, resource))
+        else:
+            child = self._largest_child_limit(session, project_id, resource)
+        self.model.check_limit(project_id, resource, limit,
+                               self._registered_limit(session, resource),
+                               parent=parent, child=child)
+
+    def _check_joining(self, session, project_id, parent_id):
+        """A project may join a tree if its own limits fit under the
+        parent's and it holds no quota yet (its usage is counted in its own
+        tree until then)."""
+        held = session.execute(
+            sa.select(_usages.c.resource)
+            .where(_usages.c.project_id == project_id,
+                   _usages.c.used + _usages.c.reserved > 0)
+            .limit(1)).scalar()
+        if held is not None:
+            raise exception.ProjectParentConflict(
+                project_id=project_id, parent_id=parent_id,
+                reason='it already holds %s as a root of its own tree; a '
+                       'project joins a tree before its first use' % held)
+        own = session.execute(
+            sa.select(_project.c.resource, _project.c.resource_limit)
+            .where(_project.c.project_id == project_id)).all()
+        for resource, limit in own:
+            self.model.check_limit(
+                project_id, resource, limit,
+                self._registered_limit(session, resource),
+                parent=(parent_id,
+                        self._own_limit(session, parent_id, resource)))
+
+    @staticmethod
+    def _registered_limit(session, resource):
+        return session.execute(
+            sa.select(_registered.c.default_limit)
+            .where(_registered.c.resource == resource)).scalar()
+
+    @staticmethod
+    def _own_limit(session, project_id, resource):
+        return session.execute(
+            sa.select(_project.c.resource_limit)
+            .where(_project.c.project_id == project_id,
+                   _project.c.resource == resource)).scalar()
+
+    @staticmethod
+    def _largest_child_limit(session, project_id, resource):
+        """``(child_id, limit)`` of the child with the largest explicit
+        limit (unlimited first), or None."""
+        return session.execute(
+            sa.select(_project.c.project_id, _project.c.resource_limit)
+            .join(_projects, _projects.c.id == _project.c.project_id)
+            .where(_projects.c.parent_id == project_id,
+                   _project.c.resource == resource)
+            .order_by(sa.case((_project.c.resource_limit < 0, 0), else_=1),
+                      _project.c.resource_limit.desc())
+            .limit(1)).first()
+
+
+def _check_parent_id(project_id, parent_id):
+    if parent_id is None:
+        return
+    try:
+        validation.project_id(parent_id)
+    except exception.InvalidProjectId as error:
+        raise exception.InvalidParent(project_id=project_id,
+                                      parent_id=parent_id,
+                                      reason=error.kwargs['reason'])
+    if parent_id == project_id:
+        raise exception.InvalidParent(
+            project_id=project_id, parent_id=parent_id,
+            reason='a project cannot be its own parent')
+
+
+def _tree(project_id, resources, registered, entry):
+    """A ``TreeLimits`` of ``resources`` from a tree read."""
+    def pick(limits):
+        return {r: limits[r] for r in resources if r in limits}
+    return source.TreeLimits(
+        project_id, entry['parent_id'], entry['grandparent_id'],
+        pick(registered), pick(entry['own']), pick(entry['parent_own']))

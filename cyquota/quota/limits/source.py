@@ -1,18 +1,61 @@
 """The limit-source hook interface.
 
-A limit source answers what the operator set; it does not decide what a
-project may take (that is the enforcement model's job). Sources: the local
-embedded store, and Keystone unified limits through oslo.limit.
+A limit source answers what the operator set: registered defaults,
+explicit project limits and where a project sits in its tree. It does not
+decide what a project may take; that is the enforcement model's job.
+Sources: the local embedded store, and Keystone unified limits through
+oslo.limit.
 """
 
 import abc
+import dataclasses
+
+from cyquota.conf import CONF
+from cyquota import exception
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeLimits:
+    """The raw limits that decide what a project of a tree may take.
+
+    ``registered``, ``own`` and ``parent_own`` map resources to limits and
+    hold only what is set. ``grandparent_id`` is set when the parent has a
+    parent of its own (a tree deeper than two levels).
+    """
+
+    project_id: str
+    parent_id: str | None
+    grandparent_id: str | None
+    registered: dict
+    own: dict
+    parent_own: dict
 
 
 class LimitSource(abc.ABC):
-    """Raw limits: registered defaults and explicit project limits."""
+    """Raw limits and the project hierarchy, read for the models.
+
+    The write methods are the embedded store's API; a source whose limits
+    live elsewhere (Keystone) refuses them with ``LimitSourceReadOnly``.
+    """
 
     #: The source's name in ``[quota] limit_source``.
     name = None
+
+    #: The enforcement model that judges writes (set by ``bind``).
+    model = None
+
+    def bind(self, model):
+        """Judge this source's limit and project writes by ``model``."""
+        self.model = model
+
+    def model_name(self):
+        """``flat`` or ``strict-two-level``: the model to enforce."""
+        return CONF.quota.enforcement_model
+
+    @property
+    def unregistered_limit(self):
+        """The limit of a resource with no project or registered limit."""
+        return CONF.quota.default_limit
 
     @abc.abstractmethod
     def get_registered_limits(self, context, resources):
@@ -22,10 +65,58 @@ class LimitSource(abc.ABC):
     def get_project_limits(self, context, project_id, resources):
         """``{resource: limit}`` set explicitly for ``project_id``."""
 
+    def get_parent(self, context, project_id):
+        """The id of ``project_id``'s parent, or None for a root."""
+        return None
+
+    def get_children(self, context, project_id):
+        """The ids of ``project_id``'s children."""
+        return []
+
     def get_limits(self, context, project_id, resources):
-        """Both of the above, as ``(registered, project)``.
+        """Registered and own limits, as ``(registered, own)``.
 
         Sources that can answer both in one round trip override this.
         """
         return (self.get_registered_limits(context, resources),
                 self.get_project_limits(context, project_id, resources))
+
+    def get_tree_limits(self, context, project_id, resources,
+                        register=False):
+        """A ``TreeLimits`` for ``project_id``.
+
+        ``register``: a source that keeps its own project registry records
+        an unknown project as a root first, so that the project cannot be
+        placed under a parent while it is being charged as a root.
+        """
+        parent_id = self.get_parent(context, project_id)
+        registered, own = self.get_limits(context, project_id, resources)
+        grandparent_id = parent_own = None
+        if parent_id is not None:
+            grandparent_id = self.get_parent(context, parent_id)
+            parent_own = self.get_project_limits(context, parent_id,
+                                                 resources)
+        return TreeLimits(project_id, parent_id, grandparent_id, registered,
+                          own, parent_own or {})
+
+    # -- the embedded store's write API ---------------------------------
+
+    def _read_only(self):
+        raise exception.LimitSourceReadOnly(source=self.name)
+
+    def set_registered_limit(self, context, resource, default_limit):
+        """Set the default limit of ``resource`` for every project."""
+        self._read_only()
+
+    def set_project_limit(self, context, project_id, resource,
+                          resource_limit):
+        """Set ``project_id``'s own limit of ``resource``."""
+        self._read_only()
+
+    def delete_project_limit(self, context, project_id, resource):
+        """Remove ``project_id``'s own limit of ``resource``."""
+        self._read_only()
+
+    def set_project(self, context, project_id, parent_id=None, name=None):
+        """Register ``project_id`` (under ``parent_id``) or rename it."""
+        self._read_only()

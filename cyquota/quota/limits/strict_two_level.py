@@ -1,0 +1,138 @@
+"""The strict-two-level enforcement model (seed 002, Keystone's
+``strict_two_level``).
+
+A tree is a root and its children, never deeper. Limits:
+
+* a root's limit is its own, else the registered default;
+* a child's limit is its own, else the registered default, and never more
+  than its parent's: a child with no limit of its own gets
+  min(registered default, parent limit), and a child limit above the
+  parent's is refused when it is written;
+* the children's limits may add up to more than the parent's (limits are
+  over-committed, usage is not).
+
+Usage: each project stays within its own limit, and the usage of the
+whole tree (the root's own plus every child's) stays within the root's
+limit. The driver keeps that tree usage as one aggregate row per (root,
+resource), so the tree check costs the same with one child or ten
+thousand.
+
+-1 means unlimited and 0 means zero at every level, in writes and checks
+alike (Keystone's own validation lets a child above a parent of 0 and
+refuses one below a parent of -1; cyquota does neither).
+"""
+
+import dataclasses
+
+from cyquota import exception
+
+
+def lower(first, second):
+    """The stricter of two limits (-1 is unlimited)."""
+    if first < 0:
+        return second
+    if second < 0:
+        return first
+    return min(first, second)
+
+
+def fits(limit, ceiling):
+    """Whether ``limit`` is no more than ``ceiling`` (-1 is unlimited)."""
+    return ceiling < 0 or 0 <= limit <= ceiling
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    """A project's place in its tree and the limits that hold it."""
+
+    project_id: str
+    root_id: str
+    #: ``{resource: limit}`` the project itself is held to.
+    project_limits: dict
+    #: ``{resource: limit}`` the whole tree is held to (the root's limits).
+    root_limits: dict
+
+
+class StrictTwoLevelModel:
+    """Hierarchical enforcement over trees of a root and its children."""
+
+    name = 'strict-two-level'
+    description = ('Strict usage enforcement for parent/child '
+                   'relationships: trees are a root and its children, no '
+                   "child limit exceeds its parent's, and the usage of a "
+                   "whole tree never exceeds its root's limit.")
+    hierarchical = True
+
+    def __init__(self, source):
+        self.source = source
+
+    def tree(self, context, project_id, resources, register=False):
+        """The ``Tree`` of ``project_id`` for ``resources``.
+
+        ``register`` is passed to the source (see
+        ``LimitSource.get_tree_limits``): a reservation registers an unknown
+        project as a root.
+        """
+        raw = self.source.get_tree_limits(context, project_id, resources,
+                                          register=register)
+        if raw.grandparent_id is not None:
+            raise exception.HierarchyTooDeep(
+                project_id=project_id, parent_id=raw.parent_id,
+                grandparent_id=raw.grandparent_id)
+        fallback = self.source.unregistered_limit
+        defaults = {r: raw.registered.get(r, fallback) for r in resources}
+        own = {r: raw.own.get(r, defaults[r]) for r in resources}
+        if raw.parent_id is None:
+            return Tree(project_id, project_id, own, own)
+        root = {r: raw.parent_own.get(r, defaults[r]) for r in resources}
+        return Tree(project_id, raw.parent_id,
+                    {r: lower(own[r], root[r]) for r in resources}, root)
+
+    def project_limits(self, context, project_id, resources):
+        """``{resource: limit}`` that ``project_id`` itself is held to."""
+        return self.tree(context, project_id, resources).project_limits
+
+    def root_of(self, context, project_id):
+        """The id of the root of ``project_id``'s tree."""
+        return self.tree(context, project_id, ()).root_id
+
+    # -- judging writes to the embedded store ------------------------------
+
+    def check_parent(self, project_id, parent_id, grandparent_id):
+        """Refuse a grandchild: the parent must be a root."""
+        if grandparent_id is not None:
+            raise exception.HierarchyTooDeep(
+                project_id=project_id, parent_id=parent_id,
+                grandparent_id=grandparent_id)
+
+    def check_limit(self, project_id, resource, limit, registered,
+                    parent=None, child=None):
+        """Refuse a project limit that breaks its tree.
+
+        :param limit: the new own limit; None when it is being removed
+            (the project falls back to the registered default).
+        :param registered: the registered default, or None.
+        :param parent: ``(parent_id, parent's own limit or None)`` for a
+            child.
+        :param child: ``(child_id, limit)`` of the child with the largest
+            explicit limit, for a root.
+        """
+        default = self.source.unregistered_limit if registered is None \
+            else registered
+        if parent is not None:
+            parent_id, parent_own = parent
+            parent_limit = default if parent_own is None else parent_own
+            if limit is not None and not fits(limit, parent_limit):
+                raise exception.LimitHierarchyConflict(
+                    limit=limit, resource=resource, project_id=project_id,
+                    reason="it is above the limit of its parent %s (%d)"
+                           % (parent_id, parent_limit))
+        if child is not None:
+            child_id, child_limit = child
+            effective = default if limit is None else limit
+            if not fits(child_limit, effective):
+                raise exception.LimitHierarchyConflict(
+                    limit=effective, resource=resource,
+                    project_id=project_id,
+                    reason='it is below the limit of its child %s (%d)'
+                           % (child_id, child_limit))
