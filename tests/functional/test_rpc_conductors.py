@@ -76,6 +76,40 @@ def test_concurrent_expiry_expires_each_reservation_once(backend, db_url,
     assert drift == 0
 
 
+def _report_in_child(url, worker, start, results):
+    CONF([], project='cyquota', default_config_files=[])
+    CONF.set_override('connection', url, 'database')
+    context = cyquota_context.get_admin_context()
+    report = [{'project_id': 'p1', 'resource': 'FPGA',
+               'consumer_id': 'w%d-c%d' % (worker, n), 'amount': worker + 1}
+              for n in range(5)]
+    start.wait()
+    for _ in range(20):
+        attachments.record_report(context, 'h1', report)
+    results.put(worker)
+
+
+def test_concurrent_reports_of_one_host_never_mix(backend, db_url, ctx):
+    spawn = multiprocessing.get_context('spawn')
+    start, results = spawn.Event(), spawn.Queue()
+    children = [spawn.Process(target=_report_in_child,
+                              args=(db_url, worker, start, results))
+                for worker in range(4)]
+    for child in children:
+        child.start()
+    time.sleep(3)  # let every child import and connect first
+    start.set()
+    assert sorted(results.get(timeout=120) for _ in children) == [0, 1, 2, 3]
+    for child in children:
+        child.join(timeout=60)
+        assert child.exitcode == 0
+    stored = attachments.reported_consumer_usage(ctx)
+    winner = int(next(iter(stored))[2][1])
+    assert stored == {('p1', 'FPGA', 'w%d-c%d' % (winner, n)): winner + 1
+                      for n in range(5)}
+    assert list(attachments.host_reports(ctx)) == ['h1']
+
+
 class _LimitWatch:
     """Reads every project's counts while the run goes on and keeps what
     broke the limit (a committed state with used + reserved > LIMIT)."""
@@ -184,9 +218,11 @@ def test_two_conductors_serve_one_topic(conductors, rabbit, tmp_path,
     assert watch.reads and watch.breaches == []
     summary = json.loads(sim.summary.read_text())
     _assert_books_balance(ctx, summary)
-    crashed = sum(c['crashed'] for c in summary['projects'].values())
+    counts = summary['projects'].values()
+    crashed = sum(c['crashed'] for c in counts)
     assert crashed > 0
-    assert _with_status('expired') == crashed
+    assert _with_status('expired') == crashed + sum(
+        c['expired_before_commit'] for c in counts)
     assert reconciliation.unresolved_events(ctx) == []
     for conductor in (first, second):
         assert conductor.stop() == 0
@@ -209,12 +245,11 @@ def test_conductor_killed_mid_run_loses_nothing(conductors, rabbit,
             assert sim.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         conductor.kill()
-        killed_at = _done_iterations(sim)
+        assert sim.poll() is None, 'the agent finished before the kill'
         time.sleep(1)
         conductor.start()
         assert sim.wait(timeout=600) == 0
         _wait_for_no_reservations()
-    assert killed_at < iterations
     assert watch.reads and watch.breaches == []
     summary = json.loads(sim.summary.read_text())
     _assert_books_balance(ctx, summary)

@@ -20,6 +20,13 @@ from cyquota.db import models
 from cyquota import quota
 
 
+def _reservation_rows():
+    table = models.Reservation.__table__
+    with db_api.get_engine().connect() as conn:
+        return [tuple(row) for row in conn.execute(
+            sa.select(table.c.uuid, table.c.status))]
+
+
 def test_without_a_conductor_a_call_times_out(sqlite_db, ctx):
     CONF.set_override('topic', 'nobody-listens', 'conductor')
     try:
@@ -45,10 +52,27 @@ def test_periodic_expiry(sqlite_db, ctx):
         conductor.wait()
         rpc.reset()
         CONF.clear_override('expire_interval', 'conductor')
-    with db_api.get_engine().connect() as conn:
-        rows = conn.execute(sa.select(models.Reservation.__table__.c.uuid,
-                                      models.Reservation.__table__.c.status))
-        assert [tuple(r) for r in rows] == [(uuids[0], 'expired')]
+    assert _reservation_rows() == [(uuids[0], 'expired')]
+
+
+def test_periodic_purge(sqlite_db, ctx):
+    CONF.set_override('reservation_retention', 0, 'quota')
+    CONF.set_override('purge_interval', 1, 'conductor')
+    quota.QUOTAS.commit(ctx, 'p1', quota.QUOTAS.reserve(ctx, 'p1',
+                                                        {'FPGA': 1}))
+    conductor = conductor_service.ConductorService(host='unit-conductor')
+    conductor.start()
+    try:
+        deadline = time.monotonic() + 30
+        while _reservation_rows() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        conductor.stop()
+        conductor.wait()
+        rpc.reset()
+        CONF.clear_override('purge_interval', 'conductor')
+    assert _reservation_rows() == []
+    assert quota.QUOTAS.get_project_usage(ctx, 'p1')['FPGA']['used'] == 1
 
 
 def test_conductor_command_stops_cleanly_on_sigterm(sqlite_db, tmp_path):
