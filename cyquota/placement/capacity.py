@@ -60,9 +60,18 @@ def load(session, provider_ids=None, resource_classes=None, lock=False):
         _inventories.c.reserved, _inventories.c.min_unit,
         _inventories.c.max_unit, _inventories.c.step_size,
         _inventories.c.allocation_ratio)
-    used_query = sa.select(_allocations.c.resource_provider_id,
-                           _allocations.c.resource_class,
-                           _allocations.c.used)
+    if lock:
+        # Locking reads cannot aggregate (PostgreSQL): sum the rows here.
+        used_query = sa.select(_allocations.c.resource_provider_id,
+                               _allocations.c.resource_class,
+                               _allocations.c.used)
+    else:
+        used_query = sa.select(
+            _allocations.c.resource_provider_id,
+            _allocations.c.resource_class,
+            sa.func.sum(_allocations.c.used),
+        ).group_by(_allocations.c.resource_provider_id,
+                   _allocations.c.resource_class)
     if provider_ids is not None:
         ids = sorted(set(provider_ids))
         inv_query = inv_query.where(
@@ -79,7 +88,8 @@ def load(session, provider_ids=None, resource_classes=None, lock=False):
         used_query = used_query.with_for_update(read=True)
     used = {}
     for provider_id, rc, amount in session.execute(used_query):
-        used[provider_id, rc] = used.get((provider_id, rc), 0) + amount
+        # int(): MySQL sums come back as Decimal.
+        used[provider_id, rc] = used.get((provider_id, rc), 0) + int(amount)
     return {(row.provider_id, row.resource_class): Capacity(
                 used=used.get((row.provider_id, row.resource_class), 0),
                 **row._mapping)

@@ -2,6 +2,8 @@
 
 import uuid
 
+from hypothesis import given
+from hypothesis import strategies as st
 import pytest
 import webob
 
@@ -98,3 +100,22 @@ def test_member_of_errors_keep_their_own_kind():
         request.from_params({'resources': 'FPGA:1',
                              'member_of': 'in:%s,!%s' % (A, B)})
     assert caught.value.kind == 'invalid_member_of'
+
+
+KEYS = st.sampled_from(['resources', 'resources1', 'resources_a-b',
+                        'member_of', 'member_of1', 'group_policy', 'limit',
+                        'member_key', 'resources' + 'x' * 65, 'other'])
+VALUES = st.one_of(st.text(max_size=30), st.sampled_from([
+    'FPGA:1', 'FPGA:1,PGPU:2', 'isolate', 'none', '2', A, '!' + A,
+    'in:%s,%s' % (A, B), 'in:%s,!%s' % (A, B)]))
+
+
+@given(st.lists(st.tuples(KEYS, VALUES), max_size=6))
+def test_any_query_is_parsed_or_refused_with_a_400(pairs):
+    try:
+        parsed = request.from_params(pairs)
+    except exception.InvalidQuery as error:
+        assert error.code == 400 and error.message
+    else:
+        assert parsed.groups and all(group.resources
+                                     for group in parsed.groups)

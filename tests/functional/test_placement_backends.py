@@ -1,0 +1,81 @@
+"""Device selection on the real PostgreSQL and MariaDB: seed 003's table,
+the lease-pool rule and aggregate metadata behave as on SQLite."""
+
+import uuid
+
+import pytest
+
+from cyquota.conf import CONF
+from cyquota import context
+from cyquota import exception
+from cyquota.placement import aggregates
+from cyquota.placement import candidates
+from cyquota.placement import request
+from tests.unit.placement import conftest
+
+ALL = {'cn1', 'numa1_1', 'numa1_2', 'cn2', 'numa2_1', 'numa2_2', 'ss1',
+       'ss2'}
+TABLE = [
+    ('resources', 'member_of', 'aggA', {'cn1', 'numa1_1', 'numa1_2'}),
+    ('resources', 'member_of', 'aggB', {'cn2', 'numa2_1', 'numa2_2', 'ss1'}),
+    ('resources', 'member_of', 'aggC', {'numa1_1', 'ss2'}),
+    ('resources1', 'member_of1', 'aggA', {'cn1'}),
+    ('resources1', 'member_of1', 'aggB', {'cn2', 'ss1'}),
+    ('resources1', 'member_of1', 'aggC', {'numa1_1', 'ss2'}),
+]
+
+
+def _chosen(tree, params):
+    result = candidates.search(tree.ctx, request.from_params(params))
+    return {tree.name_of(rp) for areq in result['allocation_requests']
+            for rp in areq['allocations']}
+
+
+@pytest.fixture
+def seed(backend):
+    return conftest.build_seed_tree(
+        conftest.Tree(context.get_admin_context()))
+
+
+def test_forbidden_aggregate_table(seed):
+    for resources, member_of, agg, excluded in TABLE:
+        params = {resources: 'FPGA:1', member_of: '!' + seed.agg[agg]}
+        assert _chosen(seed, params) == ALL - excluded, (member_of, agg)
+
+
+def test_lease_pools(seed):
+    aggregates.put(seed.ctx, seed.agg['aggB'], 'lease r1',
+                   {'reservation:r1': 'r1'})
+    assert _chosen(seed, {'resources': 'FPGA:1'}) == ALL - {
+        'cn2', 'numa2_1', 'numa2_2', 'ss1'}
+    assert _chosen(seed, {'resources': 'FPGA:1',
+                          'member_key': 'reservation:r1'}) == {
+        'cn2', 'numa2_1', 'numa2_2', 'ss1'}
+
+
+def test_a_prefix_is_not_a_pattern(seed):
+    # "_" is a LIKE wildcard: the prefix must still match literally.
+    CONF.set_override('default_forbidden_member_prefix', ['reservation_'],
+                      'placement')
+    try:
+        aggregates.put(seed.ctx, seed.agg['aggB'], None,
+                       {'reservation:r1': 'r1'})
+        aggregates.put(seed.ctx, seed.agg['aggC'], None,
+                       {'reservation_x': 'x'})
+        assert _chosen(seed, {'resources': 'FPGA:1'}) == ALL - {
+            'numa1_1', 'ss2'}
+    finally:
+        CONF.clear_override('default_forbidden_member_prefix', 'placement')
+
+
+def test_metadata_keys_differing_in_case(backend):
+    ctx = context.get_admin_context()
+    agg = str(uuid.uuid4())
+    metadata = {'reservation:R1': 'a', 'reservation:r1': 'b'}
+    if backend == 'mysql':
+        # MySQL's case-insensitive collation sees one key: a clear 400.
+        with pytest.raises(exception.InvalidBody):
+            aggregates.put(ctx, agg, None, metadata)
+    else:
+        assert aggregates.put(ctx, agg, None, metadata)[1][
+            'metadata'] == metadata
