@@ -138,18 +138,25 @@ class AgentSimulator:
                     self.retries += 1
 
     def detach(self, attachment):
-        """Release a device; without an answer it is not repeated (a
-        release is not idempotent) but counted as unconfirmed."""
+        """Detach a device and release it. A release that gets no answer
+        is not repeated (a release is not idempotent), and one that fails
+        is not applied: either way the device is gone from the host while
+        the books may still count it, which is counted as unconfirmed (the
+        agent's report lets ``cyquota-manage quota check`` find it)."""
         project = attachment.project_id
         deltas = {self.options.resource: attachment.amount}
         try:
             self.api.release(self._context(), project, deltas,
                              consumer_id=attachment.consumer_id)
-            self._count(project, 'released')
-        except oslo_messaging.MessagingTimeout:
+        except Exception as error:
+            if not isinstance(error, oslo_messaging.MessagingTimeout):
+                LOG.warning('Release for %s failed: %s', project,
+                            getattr(error, 'message', error))
             self._count(project, 'release_unconfirmed')
             with self._lock:
                 self.unconfirmed_amount[project] += attachment.amount
+            return
+        self._count(project, 'released')
 
     def attach(self, rng, project, consumer_id):
         """One attach flow; returns the Attachment when the device is held."""
@@ -302,9 +309,10 @@ def _progress_printer(total):
             if done < total and now - state['last'] < 1.0:
                 return
             state['last'] = now
-        print('progress: %d/%d iterations (%d%%), %.1f/s' % (
+        # One write, so that a log line cannot land inside it.
+        sys.stderr.write('progress: %d/%d iterations (%d%%), %.1f/s\n' % (
             done, total, 100 * done // total,
-            done / max(now - state['started'], 1e-9)), file=sys.stderr)
+            done / max(now - state['started'], 1e-9)))
     return show
 
 
