@@ -12,7 +12,9 @@ import threading
 
 from oslo_log import log as logging
 
+from cyquota.conductor import rpc
 from cyquota.conductor import service as conductor_service
+from cyquota.conf import CONF
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
@@ -29,6 +31,11 @@ def main(argv=None):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    if rpc.is_in_process():
+        LOG.warning('[DEFAULT] transport_url is the in-process %s: only '
+                    'this process can reach this conductor (it still '
+                    'expires reservations); set a rabbit:// URL for agents',
+                    CONF.transport_url)
     conductor = conductor_service.ConductorService()
     conductor.start()
     while not stopping.wait(1):

@@ -83,9 +83,13 @@ def test_conductor_command_stops_cleanly_on_sigterm(sqlite_db, tmp_path):
          str(config)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
     try:
+        lines = []
         for line in process.stdout:
+            lines.append(line)
             if 'serving topic cyquota-conductor' in line:
                 break
+        # The embedded default transport: nothing outside can reach it.
+        assert 'only this process can reach this conductor' in ''.join(lines)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 0
     finally:
