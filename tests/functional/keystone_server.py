@@ -1,0 +1,207 @@
+"""A real Keystone on 127.0.0.1 for functional tests.
+
+Keystone comes from PyPI into its own virtualenv, cached between runs in
+``~/.cache/cyquota/keystone-venv-<version>`` (``$XDG_CACHE_HOME`` is
+honoured). A ``Home`` is a temporary directory with Keystone's
+configuration, a SQLite database and key repositories, set up once with
+keystone-manage (db_sync, fernet_setup, credential_setup, bootstrap); it
+then serves Keystone's WSGI application on a free port of 127.0.0.1 with
+the enforcement model a test asks for, one server at a time.
+
+When the virtualenv cannot be built or Keystone does not start, the tests
+fail under CI (``CI=true``) and are skipped elsewhere.
+"""
+
+import contextlib
+import fcntl
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import pytest
+import requests
+
+VERSION = os.environ.get('CYQUOTA_TEST_KEYSTONE_VERSION', '30.0.0')
+ADMIN_PASSWORD = 'cyquota-test'
+REGION = 'RegionOne'
+
+# Keystone reads its own command line at start-up; the wrapper clears it.
+_SERVE = textwrap.dedent('''\
+    import socketserver
+    import sys
+    from wsgiref import simple_server
+
+    port = int(sys.argv[1])
+    sys.argv = sys.argv[:1]
+
+    from keystone.server import wsgi
+
+    application = wsgi.initialize_public_application()
+
+
+    class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+        daemon_threads = True
+
+
+    class Quiet(simple_server.WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+
+    simple_server.make_server('127.0.0.1', port, application, Server,
+                              Quiet).serve_forever()
+''')
+
+
+def unavailable(message):
+    """Fail under CI, skip elsewhere."""
+    if os.environ.get('CI', '').lower() == 'true':
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def cache_dir():
+    base = os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache')
+    return pathlib.Path(base) / 'cyquota'
+
+
+def venv():
+    """The path of Keystone's virtualenv, built on first use."""
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / ('keystone-venv-%s' % VERSION)
+    with open(root / ('keystone-venv-%s.lock' % VERSION), 'w') as lock:
+        # Another test run may be building it right now.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / 'complete').exists():
+            _build(target)
+    return target
+
+
+def _build(target):
+    """Build in place (a virtualenv's scripts name their interpreter by
+    path); ``complete`` marks a finished build."""
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        subprocess.run([sys.executable, '-m', 'venv', str(target)],
+                       check=True, capture_output=True, timeout=300)
+        subprocess.run([str(target / 'bin' / 'python'), '-m', 'pip',
+                        'install', '--quiet', 'keystone==%s' % VERSION],
+                       check=True, capture_output=True, timeout=1800)
+    except (subprocess.SubprocessError, OSError) as error:
+        output = getattr(error, 'stderr', b'') or b''
+        unavailable('cannot build a Keystone %s virtualenv: %s %s' % (
+            VERSION, error, output.decode(errors='replace')[-2000:]))
+    (target / 'complete').write_text(VERSION + '\n')
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class Home:
+    """A Keystone set up in a temporary directory (configuration, SQLite
+    database, key repositories, bootstrap admin), ready to ``serve``."""
+
+    def __init__(self):
+        self.venv = venv()
+        self.path = pathlib.Path(tempfile.mkdtemp(prefix='cyquota-keystone-'))
+        # Fixed for the home's life: bootstrap records it in the catalog.
+        self.port = _free_port()
+        self.url = 'http://127.0.0.1:%d/v3' % self.port
+        config = self._config('flat')
+        manage = [str(self.venv / 'bin' / 'keystone-manage'),
+                  '--config-file', str(config)]
+        ids = ['--keystone-user', str(os.getuid()), '--keystone-group',
+               str(os.getgid())]
+        try:
+            for args in (['db_sync'], ['fernet_setup'] + ids,
+                         ['credential_setup'] + ids,
+                         ['bootstrap', '--bootstrap-password', ADMIN_PASSWORD,
+                          '--bootstrap-admin-url', self.url,
+                          '--bootstrap-public-url', self.url,
+                          '--bootstrap-internal-url', self.url,
+                          '--bootstrap-region-id', REGION]):
+                subprocess.run(manage + args, check=True, capture_output=True,
+                               timeout=300)
+        except subprocess.SubprocessError as error:
+            self.remove()
+            unavailable('keystone-manage failed: %s %s' % (error, (
+                getattr(error, 'stderr', b'') or b'').decode()[-2000:]))
+
+    def _config(self, enforcement_model):
+        config = self.path / ('keystone-%s.conf' % enforcement_model)
+        config.write_text(textwrap.dedent('''\
+            [DEFAULT]
+            log_file = {home}/keystone.log
+            [database]
+            connection = sqlite:///{home}/keystone.sqlite
+            [fernet_tokens]
+            key_repository = {home}/fernet-keys
+            [fernet_receipts]
+            key_repository = {home}/fernet-receipts
+            [credential]
+            key_repository = {home}/credential-keys
+            [unified_limit]
+            enforcement_model = {model}
+            ''').format(home=self.path, model=enforcement_model))
+        return config
+
+    @contextlib.contextmanager
+    def serve(self, enforcement_model):
+        """Serve this home with ``[unified_limit] enforcement_model`` set to
+        ``enforcement_model`` (``flat`` or ``strict_two_level``) until the
+        block ends; yields the v3 URL."""
+        config = self._config(enforcement_model)
+        serve = self.path / 'serve.py'
+        serve.write_text(_SERVE)
+        process = subprocess.Popen(
+            [str(self.venv / 'bin' / 'python'), str(serve), str(self.port)],
+            env=dict(os.environ, OS_KEYSTONE_CONFIG_FILES=str(config)),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            _wait(process, self.url)
+            yield self.url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def remove(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def home():
+    """A ``Home``, removed when the block ends."""
+    keystone = Home()
+    try:
+        yield keystone
+    finally:
+        keystone.remove()
+
+
+def _wait(process, url, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            unavailable('Keystone exited: %s' % process.stderr.read()
+                        .decode(errors='replace')[-2000:])
+        try:
+            if requests.get(url, timeout=2).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.2)
+    unavailable('Keystone did not answer on %s within %ds' % (url, timeout))
