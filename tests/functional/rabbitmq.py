@@ -23,6 +23,9 @@ from cyquota import context as cyquota_context
 
 RABBIT_URL = os.environ.get('CYQUOTA_TEST_RABBIT_URL',
                             'rabbit://guest:guest@127.0.0.1:5672/')
+# Reply and fanout queues have random names: the broker drops them when
+# they have been unused this long (seconds).
+_TRANSIENT_QUEUES_TTL = 60
 
 
 def _amqp_url(url):
@@ -59,7 +62,9 @@ class Bus:
         groups = {'DEFAULT': {'transport_url': self.url,
                               'control_exchange': self.name},
                   'database': {'connection': db_url},
-                  'conductor': {'topic': self.name}}
+                  'conductor': {'topic': self.name},
+                  'oslo_messaging_rabbit': {
+                      'rabbit_transient_queues_ttl': _TRANSIENT_QUEUES_TTL}}
         for group, options in sections.items():
             groups.setdefault(group, {}).update(options)
         return ''.join('[%s]\n%s' % (group, ''.join(
@@ -96,11 +101,15 @@ def rabbit(rabbit_url):
     CONF.set_override('control_exchange', bus.name)
     CONF.set_override('topic', bus.name, 'conductor')
     rpc.reset()
+    rpc.get_transport()  # registers the driver's options
+    CONF.set_override('rabbit_transient_queues_ttl', _TRANSIENT_QUEUES_TTL,
+                      'oslo_messaging_rabbit')
     yield bus
     rpc.reset()
     for name in ('transport_url', 'control_exchange'):
         CONF.clear_override(name)
     CONF.clear_override('topic', 'conductor')
+    CONF.clear_override('rabbit_transient_queues_ttl', 'oslo_messaging_rabbit')
     bus.delete()
 
 
