@@ -15,6 +15,9 @@ from sqlalchemy import event
 
 from cyquota.conf import CONF
 
+#: Seconds a SQLite writer waits for the write lock.
+SQLITE_BUSY_TIMEOUT = 60
+
 _LOCK = threading.Lock()
 _context_manager = None
 
@@ -22,11 +25,13 @@ _context_manager = None
 def _sqlite_begin_immediate(conn):
     # SQLite ignores FOR UPDATE; a writer must hold the database's write
     # lock from its first statement instead, or two transactions that read
-    # the same counts would both write. oslo.db emits a plain BEGIN unless
-    # its "in_transaction" marker is set; this listener runs first.
-    if "in_transaction" not in conn.info:
-        conn.exec_driver_sql('BEGIN IMMEDIATE')
-        conn.info["in_transaction"] = True
+    # the same counts both try to write and one fails "database is locked".
+    # oslo.db's own listener may already have begun a deferred transaction
+    # (nothing has run in it yet): end it and begin an immediate one.
+    if "in_transaction" in conn.info:
+        conn.exec_driver_sql('COMMIT')
+    conn.exec_driver_sql('BEGIN IMMEDIATE')
+    conn.info["in_transaction"] = True  # oslo.db's marker: no second BEGIN
 
 
 def context_manager():
@@ -36,11 +41,16 @@ def context_manager():
         with _LOCK:
             if _context_manager is None:
                 manager = enginefacade.transaction_context()
-                manager.configure(sqlite_fk=True)
+                options = {'sqlite_fk': True}
+                if CONF.database.connection.startswith('sqlite'):
+                    # Writers queue on SQLite's single write lock; wait for
+                    # it rather than fail after pysqlite's default 5 s.
+                    options['connection_parameters'] = 'timeout=%d' % (
+                        SQLITE_BUSY_TIMEOUT)
+                manager.configure(**options)
                 engine = manager.writer.get_engine()
                 if engine.dialect.name == 'sqlite':
-                    event.listen(engine, 'begin', _sqlite_begin_immediate,
-                                 insert=True)
+                    event.listen(engine, 'begin', _sqlite_begin_immediate)
                 _context_manager = manager
     return _context_manager
 
