@@ -321,7 +321,10 @@ class DbQuotaDriver:
                           _reservations.c.status,
                           _reservations.c.consumer_id)
                 .where(_reservations.c.project_id == project_id,
-                       _reservations.c.uuid.in_(uuids))).all()
+                       _reservations.c.uuid.in_(uuids))
+                # Creation order, so a batch's result never depends on how
+                # its uuids happen to sort.
+                .order_by(_reservations.c.id)).all()
             missing = set(uuids) - {row.uuid for row in rows}
             if missing:
                 raise exception.ReservationNotFound(
