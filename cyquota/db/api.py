@@ -34,6 +34,16 @@ def _sqlite_begin_immediate(conn):
     conn.info["in_transaction"] = True  # oslo.db's marker: no second BEGIN
 
 
+def _mysql_read_committed(dbapi_connection, connection_record):
+    # Every read that follows a row lock must see all that was committed
+    # under that lock, as in PostgreSQL's default READ COMMITTED. InnoDB's
+    # default REPEATABLE READ would serve later plain reads from a snapshot
+    # taken at the transaction's first read, possibly before the lock.
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute('SET SESSION TRANSACTION ISOLATION LEVEL '
+                       'READ COMMITTED')
+
+
 def context_manager():
     """The enginefacade transaction context, configured from CONF."""
     global _context_manager
@@ -51,6 +61,11 @@ def context_manager():
                 engine = manager.writer.get_engine()
                 if engine.dialect.name == 'sqlite':
                     event.listen(engine, 'begin', _sqlite_begin_immediate)
+                elif engine.dialect.name == 'mysql':
+                    event.listen(engine, 'connect', _mysql_read_committed)
+                    # oslo.db's start-up check left a connection in the
+                    # pool that predates the listener.
+                    engine.dispose()
                 _context_manager = manager
     return _context_manager
 

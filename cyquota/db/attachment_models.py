@@ -8,6 +8,7 @@ with the ledger's counts.
 import sqlalchemy as sa
 
 from cyquota.db import models
+from cyquota.db import types
 
 
 class HostReport(models.Base):
@@ -20,8 +21,8 @@ class HostReport(models.Base):
     __tablename__ = 'host_reports'
 
     host = sa.Column(sa.String(255), primary_key=True)
-    reported_at = sa.Column(sa.DateTime, nullable=False)
-    created_at = sa.Column(sa.DateTime, nullable=False, default=models.utcnow)
+    reported_at = sa.Column(types.DateTime, nullable=False)
+    created_at = sa.Column(types.DateTime, nullable=False, default=models.utcnow)
 
 
 class HostAllocation(models.Base):

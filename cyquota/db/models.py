@@ -11,6 +11,8 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from cyquota.db import types
+
 # Counts are stored in 32-bit signed integers (the Cyborg spec's int(11)).
 MAX_COUNT = 2 ** 31 - 1
 
@@ -32,8 +34,8 @@ class Base(orm.DeclarativeBase):
 
 
 class TimestampMixin:
-    created_at = sa.Column(sa.DateTime, nullable=False, default=utcnow)
-    updated_at = sa.Column(sa.DateTime, nullable=True, onupdate=utcnow)
+    created_at = sa.Column(types.DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(types.DateTime, nullable=True, onupdate=utcnow)
 
 
 class QuotaUsage(TimestampMixin, Base):
@@ -73,7 +75,7 @@ class Reservation(TimestampMixin, Base):
     project_id = sa.Column(sa.String(255), nullable=False)
     resource = sa.Column(sa.String(255), nullable=False)
     delta = sa.Column(sa.Integer, nullable=False)
-    expire = sa.Column(sa.DateTime, nullable=True)
+    expire = sa.Column(types.DateTime, nullable=True)
     status = sa.Column(sa.String(16), nullable=False, default=RESERVED)
     request_id = sa.Column(sa.String(255), nullable=True)
     consumer_id = sa.Column(sa.String(255), nullable=True)
@@ -120,8 +122,8 @@ class DriftEvent(Base):
     requested = sa.Column(sa.Integer, nullable=False)
     applied = sa.Column(sa.Integer, nullable=False)
     detail = sa.Column(sa.String(1024), nullable=True)
-    created_at = sa.Column(sa.DateTime, nullable=False, default=utcnow)
-    resolved_at = sa.Column(sa.DateTime, nullable=True)
+    created_at = sa.Column(types.DateTime, nullable=False, default=utcnow)
+    resolved_at = sa.Column(types.DateTime, nullable=True)
 
 
 class RegisteredLimit(TimestampMixin, Base):

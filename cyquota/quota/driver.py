@@ -4,9 +4,10 @@ Locking discipline, the whole of the ledger's concurrency story:
 
 * Every transaction that changes a project's books first locks that
   project's ``quota_usages`` rows with ``SELECT ... FOR UPDATE``, ordered by
-  resource, as its *first* statement. All later reads therefore see every
-  change committed under those locks (also under MySQL's REPEATABLE READ,
-  whose snapshot starts at the first plain read).
+  resource, before it reads any reservation or consumer row. Those later
+  reads see every change committed under the locks: PostgreSQL runs READ
+  COMMITTED, and cyquota sets MySQL/MariaDB sessions to READ COMMITTED too
+  (``db_api``), so no read is served from an older snapshot.
 * A reservation row is only changed while its project's usage rows are
   locked, so reservation rows need no locks of their own.
 * Rows are always locked in the same order, so transactions queue rather

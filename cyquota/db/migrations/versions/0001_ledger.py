@@ -8,6 +8,8 @@ Create Date: 2026-11-21
 from alembic import op
 import sqlalchemy as sa
 
+from cyquota.db import types
+
 revision = '0001'
 down_revision = None
 branch_labels = None
@@ -15,8 +17,8 @@ depends_on = None
 
 
 def _timestamps():
-    return [sa.Column('created_at', sa.DateTime, nullable=False),
-            sa.Column('updated_at', sa.DateTime, nullable=True)]
+    return [sa.Column('created_at', types.DateTime, nullable=False),
+            sa.Column('updated_at', types.DateTime, nullable=True)]
 
 
 def upgrade():
@@ -42,7 +44,7 @@ def upgrade():
         sa.Column('project_id', sa.String(255), nullable=False),
         sa.Column('resource', sa.String(255), nullable=False),
         sa.Column('delta', sa.Integer, nullable=False),
-        sa.Column('expire', sa.DateTime, nullable=True),
+        sa.Column('expire', types.DateTime, nullable=True),
         sa.Column('status', sa.String(16), nullable=False),
         sa.Column('request_id', sa.String(255), nullable=True),
         sa.Column('consumer_id', sa.String(255), nullable=True),
@@ -77,8 +79,8 @@ def upgrade():
         sa.Column('requested', sa.Integer, nullable=False),
         sa.Column('applied', sa.Integer, nullable=False),
         sa.Column('detail', sa.String(1024), nullable=True),
-        sa.Column('created_at', sa.DateTime, nullable=False),
-        sa.Column('resolved_at', sa.DateTime, nullable=True),
+        sa.Column('created_at', types.DateTime, nullable=False),
+        sa.Column('resolved_at', types.DateTime, nullable=True),
         mysql_engine='InnoDB', mysql_charset='utf8mb4')
     op.create_index('drift_events_resolved_idx', 'drift_events',
                     ['resolved_at'])

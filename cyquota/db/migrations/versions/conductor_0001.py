@@ -8,6 +8,8 @@ Create Date: 2026-11-21
 from alembic import op
 import sqlalchemy as sa
 
+from cyquota.db import types
+
 revision = 'conductor_0001'
 down_revision = '0001'
 branch_labels = ('conductor',)
@@ -18,8 +20,8 @@ def upgrade():
     op.create_table(
         'host_reports',
         sa.Column('host', sa.String(255), primary_key=True),
-        sa.Column('reported_at', sa.DateTime, nullable=False),
-        sa.Column('created_at', sa.DateTime, nullable=False),
+        sa.Column('reported_at', types.DateTime, nullable=False),
+        sa.Column('created_at', types.DateTime, nullable=False),
         mysql_engine='InnoDB', mysql_charset='utf8mb4')
     op.create_table(
         'host_allocations',

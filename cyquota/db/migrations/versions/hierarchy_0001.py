@@ -9,6 +9,8 @@ Create Date: 2026-11-21
 from alembic import op
 import sqlalchemy as sa
 
+from cyquota.db import types
+
 revision = 'hierarchy_0001'
 down_revision = '0001'
 branch_labels = ('hierarchy',)
@@ -16,8 +18,8 @@ depends_on = None
 
 
 def _timestamps():
-    return [sa.Column('created_at', sa.DateTime, nullable=False),
-            sa.Column('updated_at', sa.DateTime, nullable=True)]
+    return [sa.Column('created_at', types.DateTime, nullable=False),
+            sa.Column('updated_at', types.DateTime, nullable=True)]
 
 
 def upgrade():

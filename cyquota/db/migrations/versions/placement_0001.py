@@ -8,6 +8,8 @@ Create Date: 2026-11-21
 from alembic import op
 import sqlalchemy as sa
 
+from cyquota.db import types
+
 revision = 'placement_0001'
 down_revision = '0001'
 branch_labels = ('placement',)
@@ -17,8 +19,8 @@ _TABLE_OPTIONS = {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4'}
 
 
 def _timestamps():
-    return [sa.Column('created_at', sa.DateTime, nullable=False),
-            sa.Column('updated_at', sa.DateTime, nullable=True)]
+    return [sa.Column('created_at', types.DateTime, nullable=False),
+            sa.Column('updated_at', types.DateTime, nullable=True)]
 
 
 def _provider_fk(**kwargs):

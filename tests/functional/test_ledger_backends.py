@@ -1,0 +1,222 @@
+"""The quota ledger on the real PostgreSQL and MariaDB servers.
+
+The main semantics run once more on each server (the unit tests' own
+functions, with the ``db`` fixture pointed at the server), then the races
+that only real processes on a real server can show: each round starts the
+same call in several processes at once (a barrier), so they collide on the
+same rows.
+"""
+
+import multiprocessing
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from cyquota.conf import CONF
+from cyquota import context as cyquota_context
+from cyquota.db import api as db_api
+from cyquota import exception
+from cyquota.quota import QUOTAS
+from tests import fixtures
+from tests.unit import test_engine
+from tests.unit.test_engine import (  # noqa: F401 (run here on each server)
+    counts,
+    rows,
+    test_a_batch_is_applied_in_creation_order,
+    test_a_batch_may_mix_pending_and_done_reservations,
+    test_commit_moves_reserved_to_used_once,
+    test_consumer_usages_follow_commits_and_releases,
+    test_dry_run_checks_and_writes_nothing,
+    test_expire_rolls_back_what_has_expired,
+    test_expire_works_through_batches,
+    test_finishing_the_other_way_is_a_conflict,
+    test_negative_commit_never_takes_used_below_zero,
+    test_negative_delta_touches_used_only_on_commit,
+    test_over_quota_is_all_or_nothing_and_names_every_blocked_resource,
+    test_project_limit_beats_registered_beats_default,
+    test_purge_deletes_finished_rows_after_retention,
+    test_release_below_zero_is_recorded_as_drift,
+    test_release_takes_used_at_once,
+    test_reserve_holds_each_resource_in_resource_order,
+    test_reserve_up_to_the_limit_and_not_beyond,
+    test_rollback_gives_reserved_back_once,
+    test_same_request_id_other_deltas_is_a_conflict,
+    test_same_request_id_returns_the_same_reservations,
+    test_unknown_reservations_are_not_found,
+    test_usage_lists_every_known_resource,
+)
+
+WORKERS = 4
+ROUNDS = 12
+SPAWN = multiprocessing.get_context('spawn')
+
+clock = test_engine.clock
+
+
+@pytest.fixture
+def db(backend, clock):
+    """The server's ledger, with time standing still (for the unit tests
+    run here)."""
+    return clock
+
+
+def test_fractions_of_a_second_are_kept(db, ctx):
+    uuids = QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}, expire=0.4)
+    db.advance(0.3)
+    assert QUOTAS.expire(ctx) == 0
+    assert rows('reservations', uuid=uuids[0])[0]['status'] == 'reserved'
+    db.advance(0.2)
+    assert QUOTAS.expire(ctx) == 1
+
+
+# -- races between processes -------------------------------------------------
+
+_barrier = None
+_collisions = []
+
+
+def _start_worker(url, barrier):
+    """Runs first in each worker process: configure, point at ``url``."""
+    global _barrier
+    _barrier = barrier
+    CONF([], project='cyquota', default_config_files=[])
+    # Small batches: concurrent expiry interleaves more transactions.
+    CONF.set_override('batch_size', 5, 'quota')
+    fixtures.use_database(url, migrate=False)
+    # Every database error the ledger saw (and retried): proof of a race.
+    sa.event.listen(db_api.get_engine(), 'handle_error',
+                    lambda error: _collisions.append(1))
+
+
+def _in_step(calls):
+    """Run each ``(method, args, kwargs)`` of ``calls`` on QUOTAS when all
+    the workers are ready for it. Returns each one's result (or the name of
+    the quota error it raised), and how many database errors were retried.
+    """
+    ctx = cyquota_context.get_admin_context()
+    results = []
+    del _collisions[:]
+    for method, args, kwargs in calls:
+        _barrier.wait(timeout=60)
+        try:
+            results.append(getattr(QUOTAS, method)(ctx, *args, **kwargs))
+        except (exception.OverQuota, exception.ReservationConflict) as error:
+            results.append(type(error).__name__)
+    return results, len(_collisions)
+
+
+@pytest.fixture(scope='module')
+def _pools():
+    pools = {}
+    yield pools
+    for pool in pools.values():
+        pool.close()
+        pool.join()
+
+
+@pytest.fixture
+def in_step(db_url, _pools):
+    """``in_step(calls_of_worker_0, ...)``: one list of calls per worker,
+    run round by round, each round's calls at the same moment in
+    ``WORKERS`` processes. Returns each worker's results, and how many
+    database errors (lost races) the ledger retried in all."""
+    if db_url not in _pools:
+        _pools[db_url] = SPAWN.Pool(WORKERS, _start_worker,
+                                    (db_url, SPAWN.Barrier(WORKERS)))
+    pool = _pools[db_url]
+
+    def run(*per_worker):
+        assert len(per_worker) == WORKERS
+        pending = [pool.apply_async(_in_step, (calls,))
+                   for calls in per_worker]
+        results, collisions = zip(*(p.get(timeout=300) for p in pending))
+        return results, sum(collisions)
+    return run
+
+
+def _usage_rows():
+    with db_api.get_engine().connect() as conn:
+        return conn.execute(sa.text(
+            'SELECT project_id, resource, used, reserved FROM quota_usages '
+            'ORDER BY project_id, resource')).all()
+
+
+def test_first_reservations_of_a_pair_at_once(backend, ctx, in_step):
+    # Odd projects have an FPGA limit of 3: three of the four get in.
+    projects = ['first-%02d' % i for i in range(ROUNDS)]
+    for project in projects[1::2]:
+        QUOTAS.limit_source.set_project_limit(ctx, project, 'FPGA', 3)
+    calls = [('reserve', (p, {'FPGA': 1, 'GPU': 2}), {}) for p in projects]
+    results, collisions = in_step(*[calls] * WORKERS)
+    assert collisions  # first inserts did collide (and were retried)
+
+    for i, project in enumerate(projects):
+        got = [r[i] for r in results]
+        admitted = [u for u in got if u != 'OverQuota']
+        assert len(admitted) == (3 if i % 2 else 4), got
+        assert counts(ctx, project, 'FPGA') == (0, len(admitted))
+        assert counts(ctx, project, 'GPU') == (0, 2 * len(admitted))
+        held = {r['uuid'] for r in rows('reservations', project_id=project)}
+        assert held == {u for uuids in admitted for u in uuids}
+        assert len(held) == 2 * len(admitted)
+    assert [(p, r) for p, r, _, _ in _usage_rows()] == [
+        (p, r) for p in projects for r in ('FPGA', 'GPU')]
+
+
+def test_same_request_id_at_once(backend, ctx, in_step):
+    # Even rounds on a fresh project, odd ones on a project in use.
+    QUOTAS.reserve(ctx, 'busy', {'FPGA': 1, 'GPU': 1})
+    requests = [('fresh-%02d' % i if i % 2 == 0 else 'busy', 'req-%02d' % i)
+                for i in range(ROUNDS)]
+    calls = [('reserve', (p, {'FPGA': 2, 'GPU': 1}), {'request_id': r})
+             for p, r in requests]
+    results, _ = in_step(*[calls] * WORKERS)
+
+    for i, (project, request_id) in enumerate(requests):
+        got = {tuple(r[i]) for r in results}
+        assert len(got) == 1, got
+        held = rows('reservations', project_id=project,
+                    request_id=request_id)
+        assert [r['uuid'] for r in held] == list(got.pop())
+    assert counts(ctx, 'busy', 'FPGA') == (0, 1 + ROUNDS)
+    assert counts(ctx, 'busy', 'GPU') == (0, 1 + ROUNDS // 2)
+    assert counts(ctx, 'fresh-00', 'FPGA') == (0, 2)
+
+
+def test_expire_in_several_processes_at_once(backend, ctx, in_step):
+    due = []
+    for i in range(40):
+        due += QUOTAS.reserve(ctx, 'exp-%d' % (i % 8), {'FPGA': 1, 'GPU': 1},
+                              expire=1)
+    kept = QUOTAS.reserve(ctx, 'exp-0', {'FPGA': 1})
+    time.sleep(2.1)  # past every expiry, also rounded to whole seconds
+    results, _ = in_step(*[[('expire', (), {})]] * WORKERS)
+
+    assert sum(r[0] for r in results) == len(due)
+    statuses = {r['uuid']: r['status'] for r in rows('reservations')}
+    assert {statuses[u] for u in due} == {'expired'}
+    assert statuses[kept[0]] == 'reserved'
+    assert [(p, r, u, n) for p, r, u, n in _usage_rows() if n] == [
+        ('exp-0', 'FPGA', 0, 1)]
+
+
+def test_commit_and_rollback_of_one_reservation_at_once(
+        backend, ctx, in_step):
+    held = [QUOTAS.reserve(ctx, 'race', {'FPGA': 1}) for _ in range(ROUNDS)]
+    commit = [('commit', ('race', uuids), {}) for uuids in held]
+    rollback = [('rollback', ('race', uuids), {}) for uuids in held]
+    results, _ = in_step(commit, commit, rollback, rollback)
+
+    committed = 0
+    for i, [uuid] in enumerate(held):
+        status = rows('reservations', uuid=uuid)[0]['status']
+        won = [None, None] + ['ReservationConflict'] * 2
+        if status == 'rolled_back':
+            won.reverse()
+        else:
+            assert status == 'committed'
+            committed += 1
+        assert [r[i] for r in results] == won
+    assert counts(ctx, 'race', 'FPGA') == (committed, 0)
+    assert sum(r['used'] for r in rows('consumer_usages')) == committed
