@@ -96,6 +96,13 @@ class ProjectNotFound(NotFound):
     kind = 'project_not_found'
 
 
+class PolicyNotAuthorized(CyquotaException):
+    msg_fmt = 'Policy does not allow %(action)s to be performed.'
+    code = 403
+    kind = 'forbidden'
+    title = 'Forbidden'
+
+
 class Conflict(CyquotaException):
     msg_fmt = 'Conflict: %(reason)s'
     code = 409

@@ -13,6 +13,15 @@ api_opts = [
     cfg.PortOpt(
         'port', default=6780,
         help='Port the API listens on.'),
+    cfg.StrOpt(
+        'auth_strategy', default='noauth', choices=['noauth', 'keystone'],
+        help='How API callers are authenticated: "keystone" validates '
+             'tokens with keystonemiddleware\'s auth_token (configured in '
+             '[keystone_authtoken]); "noauth", the embedded default, trusts '
+             'the X-Project-Id, X-User-Id and X-Roles headers as sent.'),
+    cfg.IntOpt(
+        'threads', default=8, min=1,
+        help='Worker threads of cyquota-api\'s WSGI server (waitress).'),
     cfg.IntOpt(
         'max_request_body_size', default=114688, min=1,
         help='Largest request body accepted, in bytes; a larger one is '

@@ -4,6 +4,12 @@ import pecan
 
 from cyquota.api.controllers.v1 import aggregates
 from cyquota.api.controllers.v1 import allocation_candidates
+from cyquota.api.controllers.v1 import limits
+from cyquota.api.controllers.v1 import openapi
+from cyquota.api.controllers.v1 import projects
+from cyquota.api.controllers.v1 import quota_usages
+from cyquota.api.controllers.v1 import registered_limits
+from cyquota.api.controllers.v1 import reservations
 from cyquota.api.controllers.v1 import resource_providers
 from cyquota.api.controllers import versions
 
@@ -13,6 +19,11 @@ class V1Controller:
     allocation_candidates = (
         allocation_candidates.AllocationCandidatesController())
     resource_providers = resource_providers.ResourceProvidersController()
+    quota_usages = quota_usages.QuotaUsagesController()
+    reservations = reservations.ReservationsController()
+    limits = limits.LimitsController()
+    registered_limits = registered_limits.RegisteredLimitsController()
+    projects = projects.ProjectsController()
 
     @pecan.expose(generic=True)
     def index(self):
@@ -21,3 +32,6 @@ class V1Controller:
     @index.when(method='GET', template='json')
     def get(self):
         return {'version': versions.version()}
+
+
+pecan.route(V1Controller, 'openapi.json', openapi.OpenAPIController())

@@ -1,0 +1,124 @@
+"""``/v1/limits``: the enforcement model and project limits.
+
+The writes go to the embedded (local) limit store; with the keystone
+source they are refused with 409 (``cyquota.limit_source_read_only``):
+limits are set in Keystone. Reads go through the limit-source hook, so
+they answer for either source; listing every project's limits (no
+``project_id``) is the local store's alone.
+"""
+
+import pecan
+import webob
+
+from cyquota.api import policy
+from cyquota.api import query
+from cyquota.api.schemas import limit as schema
+from cyquota.api import validation
+from cyquota import exception
+from cyquota.policies import limits as rules
+from cyquota import quota
+from cyquota.quota.limits import local
+from cyquota.quota import validation as quota_validation
+
+
+def _view(project_id, resource, resource_limit):
+    return {'project_id': project_id, 'resource': resource,
+            'resource_limit': resource_limit}
+
+
+class LimitController:
+    """``/v1/limits/{project_id}/{resource}``."""
+
+    def __init__(self, project_id, resource):
+        self.project_id = project_id
+        self.resource = resource
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='PUT', template='json')
+    def put(self):
+        context = pecan.request.context
+        policy.authorize(context, rules.UPDATE,
+                         {'project_id': self.project_id})
+        data = validation.json_body(schema.PUT_LIMIT)
+        quota.QUOTAS.limit_source.set_project_limit(
+            context, self.project_id, self.resource, data['resource_limit'])
+        return {'limit': _view(self.project_id, self.resource,
+                               data['resource_limit'])}
+
+    @index.when(method='DELETE')
+    def delete(self):
+        context = pecan.request.context
+        policy.authorize(context, rules.DELETE,
+                         {'project_id': self.project_id})
+        quota.QUOTAS.limit_source.delete_project_limit(
+            context, self.project_id, self.resource)
+        return webob.Response(status=204)
+
+
+class ProjectLimitsController:
+    """``/v1/limits/{project_id}``: only a step towards a resource."""
+
+    def __init__(self, project_id):
+        self.project_id = project_id
+
+    @pecan.expose()
+    def _lookup(self, resource, *remainder):
+        return LimitController(self.project_id, resource), remainder
+
+
+class ModelController:
+    """``GET /v1/limits/model``."""
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        context = pecan.request.context
+        policy.authorize(context, rules.MODEL, {})
+        model = quota.QUOTAS.limit_source.model
+        return {'model': {'name': model.name,
+                          'description': model.description}}
+
+    @pecan.expose()
+    def _lookup(self, resource, *remainder):
+        # A project whose id is "model": its limits live under the same
+        # path as the model document.
+        return LimitController('model', resource), remainder
+
+
+class LimitsController:
+    """``/v1/limits``."""
+
+    model = ModelController()
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        context = pecan.request.context
+        params = query.params('project_id')
+        policy.authorize(context, rules.LIST, query.target(params))
+        project_id = params['project_id']
+        source = quota.QUOTAS.limit_source
+        if project_id is not None:
+            quota_validation.project_id(project_id)
+            own = source.get_project_limits(context, project_id,
+                                            quota.QUOTAS.resources)
+            return {'limits': [_view(project_id, resource, limit)
+                               for resource, limit in own.items()]}
+        if not isinstance(source, local.LocalLimitSource):
+            raise exception.InvalidQuery(
+                detail="Invalid query string parameters: 'project_id' is "
+                       "required with the %s limit source." % source.name)
+        return {'limits': source.list_project_limits(context)}
+
+    @pecan.expose()
+    def _lookup(self, project_id, *remainder):
+        return ProjectLimitsController(project_id), remainder

@@ -1,0 +1,103 @@
+"""``/v1/quota_usages``: the admin usage endpoint.
+
+``GET /v1/quota_usages/{project_id}``: a project's used, reserved, limit
+and available per resource (and its tree's, under strict-two-level).
+
+``GET /v1/quota_usages?project_id=&resource=&limit=&marker=``: usage rows
+of every project, in (project_id, resource) order, ``limit`` (1-1000,
+default 1000) at a time. The marker is ``<project_id>:<resource>`` of the
+last row of the previous page (neither part can hold a ``:``); a full page
+comes with a ``quota_usages_links`` ``next`` link that carries it.
+"""
+
+import re
+import urllib.parse
+
+import pecan
+
+from cyquota.api import policy
+from cyquota.api import query
+from cyquota import exception
+from cyquota.policies import quota_usages as rules
+from cyquota import quota
+from cyquota.quota import validation
+
+_MARKER = re.compile(r'(?P<project_id>[^:]+):(?P<resource>[A-Z0-9_]+)')
+
+
+def _marker(value):
+    """``(project_id, resource)`` of a marker, or None."""
+    if value is None:
+        return None
+    match = _MARKER.fullmatch(value)
+    if match is None:
+        raise exception.InvalidQuery(
+            detail="Invalid query string parameters: 'marker' must be "
+                   "<project_id>:<resource>. Got: %s" % value)
+    try:
+        validation.project_id(match['project_id'])
+    except exception.InvalidProjectId as error:
+        raise exception.InvalidQuery(
+            detail="Invalid query string parameters: 'marker': %s"
+                   % error.message)
+    return match['project_id'], match['resource']
+
+
+def _next_link(params, rows, page_size):
+    """The ``quota_usages_links`` of a full page."""
+    if len(rows) < page_size:
+        return {}
+    last = rows[-1]
+    params = dict(params, limit=str(page_size),
+                  marker='%s:%s' % (last['project_id'], last['resource']))
+    href = '%s/v1/quota_usages?%s' % (
+        pecan.request.application_url, urllib.parse.urlencode(
+            {k: v for k, v in sorted(params.items()) if v is not None}))
+    return {'quota_usages_links': [{'rel': 'next', 'href': href}]}
+
+
+class QuotaUsageController:
+    """``/v1/quota_usages/{project_id}``."""
+
+    def __init__(self, project_id):
+        self.project_id = project_id
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        context = pecan.request.context
+        policy.authorize(context, rules.SHOW, {'project_id': self.project_id})
+        resources = quota.QUOTAS.get_project_usage(context, self.project_id)
+        parent_id = quota.QUOTAS.limit_source.get_parent(context,
+                                                         self.project_id)
+        return {'quota_usage': {'project_id': self.project_id,
+                                'parent_id': parent_id,
+                                'resources': resources}}
+
+
+class QuotaUsagesController:
+    """``/v1/quota_usages``."""
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        context = pecan.request.context
+        params = query.params('project_id', 'resource', 'limit', 'marker')
+        policy.authorize(context, rules.LIST, query.target(params))
+        page_size = query.page_size(params['limit'])
+        rows = quota.QUOTAS.list_usages(
+            context, project_id=params['project_id'],
+            resource=params['resource'], limit=page_size,
+            marker=_marker(params['marker']))
+        return dict({'quota_usages': rows},
+                    **_next_link(params, rows, page_size))
+
+    @pecan.expose()
+    def _lookup(self, project_id, *remainder):
+        return QuotaUsageController(project_id), remainder

@@ -1,0 +1,55 @@
+"""``/v1/registered_limits``: the default limit of each resource (local
+store writes; 409 with the keystone source)."""
+
+import pecan
+
+from cyquota.api import policy
+from cyquota.api import query
+from cyquota.api.schemas import limit as schema
+from cyquota.api import validation
+from cyquota.policies import limits as rules
+from cyquota import quota
+
+
+class RegisteredLimitController:
+    """``/v1/registered_limits/{resource}``."""
+
+    def __init__(self, resource):
+        self.resource = resource
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='PUT', template='json')
+    def put(self):
+        context = pecan.request.context
+        policy.authorize(context, rules.REGISTERED_UPDATE, {})
+        data = validation.json_body(schema.PUT_REGISTERED_LIMIT)
+        quota.QUOTAS.limit_source.set_registered_limit(
+            context, self.resource, data['default_limit'])
+        return {'registered_limit': {'resource': self.resource,
+                                     'default_limit': data['default_limit']}}
+
+
+class RegisteredLimitsController:
+    """``/v1/registered_limits``."""
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        context = pecan.request.context
+        policy.authorize(context, rules.REGISTERED_LIST, {})
+        query.params()  # no filters: an unknown key is a 400
+        registered = quota.QUOTAS.limit_source.get_registered_limits(
+            context, quota.QUOTAS.resources)
+        return {'registered_limits': [
+            {'resource': resource, 'default_limit': limit}
+            for resource, limit in registered.items()]}
+
+    @pecan.expose()
+    def _lookup(self, resource, *remainder):
+        return RegisteredLimitController(resource), remainder

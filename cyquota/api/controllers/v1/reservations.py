@@ -1,0 +1,124 @@
+"""``/v1/reservations``: reserve, commit and roll back quota over REST.
+
+``POST /v1/reservations`` answers 201 with the reservation uuids and the
+expiry (ISO 8601, UTC offset, whole seconds). With ``"dry_run": true``
+nothing is written and the answer is 200 with the decision: ``allowed``
+and, when refused, the ``overs`` an over-quota error would carry. A
+retried reserve (same ``request_id``) returns the first reserve's uuids;
+its ``expire`` is the one this request computed, the stored expiry stays
+the first one's.
+"""
+
+import datetime
+
+import pecan
+import webob
+
+from cyquota.api import policy
+from cyquota.api import query
+from cyquota.api.schemas import reservation as schema
+from cyquota.api import validation
+from cyquota.db import models
+from cyquota import exception
+from cyquota.policies import reservations as rules
+from cyquota import quota
+from cyquota.quota import validation as quota_validation
+
+_TIMES = ('expire', 'created_at', 'updated_at')
+_FIELDS = ('uuid', 'project_id', 'resource', 'delta', 'status',
+           'request_id', 'consumer_id') + _TIMES
+
+
+def isotime(value):
+    """A naive UTC datetime as ISO 8601 with its offset; None stays."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
+
+
+def _expire(value):
+    """The expiry of a reserve as an aware datetime rounded up to a whole
+    second (what every database stores alike)."""
+    expire = quota_validation.expire(value)
+    if expire.microsecond:
+        expire += datetime.timedelta(
+            microseconds=1000000 - expire.microsecond)
+    return expire.replace(tzinfo=datetime.timezone.utc)
+
+
+def _view(row):
+    view = {field: row[field] for field in _FIELDS}
+    view.update((field, isotime(row[field])) for field in _TIMES)
+    return view
+
+
+class _FinishController:
+    """``POST /v1/reservations/commit`` or ``/rollback``."""
+
+    def __init__(self, rule, action):
+        self.rule = rule
+        self.action = action
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='POST')
+    def post(self):
+        data = validation.json_body(schema.FINISH_RESERVATIONS)
+        context = pecan.request.context
+        policy.authorize(context, self.rule,
+                         {'project_id': data['project_id']})
+        self.action(context, data['project_id'], data['reservations'])
+        return webob.Response(status=204)
+
+
+class ReservationsController:
+    """``/v1/reservations``."""
+
+    commit = _FinishController(rules.COMMIT, quota.QUOTAS.commit)
+    rollback = _FinishController(rules.ROLLBACK, quota.QUOTAS.rollback)
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        context = pecan.request.context
+        params = query.params('project_id', 'status', 'limit')
+        policy.authorize(context, rules.LIST, query.target(params))
+        if params['project_id'] is not None:
+            quota_validation.project_id(params['project_id'])
+        query.choice('status', params['status'], models.STATUSES)
+        # The engine has no listing of reservations; the driver's is a
+        # plain read.
+        rows = quota.QUOTAS.driver.list_reservations(
+            context, project_id=params['project_id'],
+            status=params['status'],
+            limit=query.page_size(params['limit']))
+        return {'reservations': [_view(row) for row in rows]}
+
+    @index.when(method='POST', template='json')
+    def post(self):
+        data = validation.json_body(schema.POST_RESERVATION)
+        context = pecan.request.context
+        project_id = data['project_id']
+        policy.authorize(context, rules.CREATE, {'project_id': project_id})
+        expire = _expire(data.get('expire'))
+        dry_run = data.get('dry_run', False)
+        try:
+            uuids = quota.QUOTAS.reserve(
+                context, project_id, data['deltas'], expire=expire,
+                request_id=data.get('request_id'),
+                consumer_id=data.get('consumer_id'), dry_run=dry_run)
+        except exception.OverQuota as error:
+            if not dry_run:
+                raise
+            return {'dry_run': True, 'allowed': False, 'overs': error.overs,
+                    'reservations': [], 'expire': expire.isoformat()}
+        if dry_run:
+            return {'dry_run': True, 'allowed': True, 'overs': [],
+                    'reservations': uuids, 'expire': expire.isoformat()}
+        pecan.response.status = 201
+        return {'reservations': uuids, 'expire': expire.isoformat()}

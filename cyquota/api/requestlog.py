@@ -1,0 +1,48 @@
+"""WSGI middleware: one INFO line per request, and the request's id in
+every log line written while it runs.
+
+A context holding the request id (given by oslo.middleware's RequestId)
+becomes the thread's current oslo.context, which oslo.log's formatter
+reads. The request line is logged with the caller's identity as the
+authentication middleware (inside this one) left it in the environ.
+"""
+
+import time
+
+from oslo_log import log as logging
+from oslo_middleware import request_id
+
+from cyquota import context
+
+LOG = logging.getLogger(__name__)
+
+
+class RequestLog:
+    """Log ``METHOD /path?query status bytes seconds`` after each request."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        started = time.monotonic()
+        request = environ.get(request_id.ENV_REQUEST_ID)
+        context.RequestContext(request_id=request, overwrite=True)
+        seen = {}
+
+        def logging_start_response(status, headers, exc_info=None):
+            seen['status'] = status.split(None, 1)[0]
+            seen['size'] = next((value for name, value in headers
+                                 if name.lower() == 'content-length'), '-')
+            return start_response(status, headers, exc_info)
+
+        try:
+            return self.application(environ, logging_start_response)
+        finally:
+            path = environ.get('PATH_INFO', '')
+            if environ.get('QUERY_STRING'):
+                path += '?' + environ['QUERY_STRING']
+            caller = context.RequestContext.from_environ(
+                environ, request_id=request, overwrite=False)
+            LOG.info('%s %s %s %s %.4fs', environ.get('REQUEST_METHOD'),
+                     path, seen.get('status', '-'), seen.get('size', '-'),
+                     time.monotonic() - started, context=caller)

@@ -1,0 +1,24 @@
+"""The WSGI entry point for a WSGI server such as uWSGI (devstack)::
+
+    [uwsgi]
+    module = cyquota.api.wsgi:application
+    pyargv = --config-file /etc/cyquota/cyquota.conf
+
+The server's ``pyargv`` (``sys.argv`` here) is parsed as cyquota's command
+line; without ``--config-file`` oslo.config's default locations apply
+(``/etc/cyquota/cyquota.conf`` and others).
+"""
+
+import sys
+
+from cyquota.api import app
+from cyquota import service
+
+
+def init_application(argv=None):
+    """Parse the configuration, set up logging, build the app."""
+    service.prepare_service(sys.argv[1:] if argv is None else argv)
+    return app.setup_app()
+
+
+application = init_application()

@@ -1,0 +1,18 @@
+"""cyquota's policy rules in code (oslo.policy), one module per resource.
+
+``list_rules()`` is the ``oslo.policy.policies`` entry point that
+``oslopolicy-sample-generator --namespace cyquota`` reads; the enforcer is
+``cyquota.api.policy``.
+"""
+
+import itertools
+
+from cyquota.policies import base
+from cyquota.policies import limits
+from cyquota.policies import quota_usages
+from cyquota.policies import reservations
+
+
+def list_rules():
+    return itertools.chain(base.list_rules(), quota_usages.list_rules(),
+                           reservations.list_rules(), limits.list_rules())

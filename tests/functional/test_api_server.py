@@ -1,0 +1,133 @@
+"""cyquota-api as a real process: started from its console script with a
+configuration file, talked to over HTTP with requests, stopped by SIGTERM;
+on the embedded SQLite file, and on the real PostgreSQL and MariaDB, where
+concurrent requests also race for the last units of a limit."""
+
+import concurrent.futures
+
+import pytest
+import requests
+
+from tests.functional import api_server
+
+ADMIN = {'X-Project-Id': 'admin-project', 'X-User-Id': 'admin',
+         'X-Roles': 'admin'}
+SERVICE = {'X-Project-Id': 'service-project', 'X-User-Id': 'cyborg',
+           'X-Roles': 'service'}
+MEMBER = {'X-Project-Id': 'p1', 'X-User-Id': 'alice', 'X-Roles': 'member'}
+
+
+@pytest.fixture
+def sqlite_server(tmp_path):
+    server = api_server.ApiServer(
+        'sqlite:///%s' % (tmp_path / 'cyquota.sqlite'), directory=tmp_path)
+    server.manage('db', 'sync')
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server(tmp_path, db_url):
+    """On the ``backend`` fixture's PostgreSQL or MariaDB database."""
+    server = api_server.ApiServer(db_url, directory=tmp_path)
+    yield server
+    server.stop()
+
+
+def _walkthrough(server):
+    """The Cyborg spec's example over HTTP, each persona and error form."""
+    url = server.url
+    with requests.Session() as http:
+        root = http.get(url + '/')
+        assert root.json()['versions'][0]['links'][0]['href'] == (
+            url + '/v1/')
+        assert root.headers['X-Openstack-Request-Id'].startswith('req-')
+        http.put(url + '/v1/registered_limits/FPGA',
+                 json={'default_limit': 5}, headers=ADMIN).raise_for_status()
+        made = http.post(url + '/v1/reservations', headers=SERVICE, json={
+            'project_id': 'p1', 'deltas': {'FPGA': 3},
+            'request_id': 'attach-1', 'consumer_id': 'vm-1'})
+        assert made.status_code == 201, made.text
+        commit = http.post(url + '/v1/reservations/commit', headers=SERVICE,
+                           json={'project_id': 'p1',
+                                 'reservations': made.json()['reservations']})
+        assert commit.status_code == 204 and commit.content == b''
+        assert http.post(url + '/v1/reservations', headers=SERVICE, json={
+            'project_id': 'p1', 'deltas': {'FPGA': 2}}).status_code == 201
+
+        usage = http.get(url + '/v1/quota_usages/p1', headers=MEMBER)
+        assert usage.json()['quota_usage']['resources']['FPGA'] == {
+            'used': 3, 'reserved': 2, 'limit': 5, 'available': 0}
+
+        over = http.post(url + '/v1/reservations', headers=SERVICE, json={
+            'project_id': 'p1', 'deltas': {'FPGA': 1}})
+        assert over.status_code == 403
+        assert over.json()['errors'][0]['overs'] == [{
+            'project_id': 'p1', 'resource': 'FPGA', 'scope': 'project',
+            'limit': 5, 'used': 3, 'reserved': 2, 'requested': 1}]
+        assert over.json()['errors'][0]['request_id'] == (
+            over.headers['X-Openstack-Request-Id'])
+
+        malformed = http.post(url + '/v1/reservations', headers=dict(
+            SERVICE, **{'Content-Type': 'application/json'}),
+            data='{"project_id": ')
+        assert malformed.status_code == 400
+        assert malformed.json()['errors'][0]['code'] == 'cyquota.invalid_body'
+
+        other = http.get(url + '/v1/quota_usages/p1', headers=dict(
+            MEMBER, **{'X-Project-Id': 'p2'}))
+        assert other.status_code == 403
+        assert other.json()['errors'][0]['code'] == 'cyquota.forbidden'
+        assert http.get(url + '/v1/openapi.json').json()['openapi'] == (
+            '3.1.0')
+    return usage.headers['X-Openstack-Request-Id']
+
+
+def _concurrent_reserves(server, workers=8, attempts=5, limit=20):
+    """``workers`` threads reserve 1 GPU ``attempts`` times each against a
+    limit of ``limit``: exactly ``limit`` succeed, the rest are over
+    quota, and the books agree."""
+    url = server.url
+    requests.put(url + '/v1/limits/p9/GPU', json={'resource_limit': limit},
+                 headers=ADMIN).raise_for_status()
+
+    def reserve_all(worker):
+        statuses = []
+        with requests.Session() as http:
+            for attempt in range(attempts):
+                statuses.append(http.post(
+                    url + '/v1/reservations', headers=SERVICE, json={
+                        'project_id': 'p9', 'deltas': {'GPU': 1},
+                        'request_id': 'w%d-%d' % (worker, attempt)}
+                ).status_code)
+        return statuses
+
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        statuses = sum(pool.map(reserve_all, range(workers)), [])
+    assert sorted(set(statuses)) == [201, 403]
+    assert statuses.count(201) == limit
+    usage = requests.get(url + '/v1/quota_usages/p9', headers=ADMIN).json()
+    assert usage['quota_usage']['resources']['GPU']['reserved'] == limit
+
+
+def _stops_cleanly(server, request_id):
+    assert server.stop() == 0
+    log = server.log()
+    line = next(line for line in log.splitlines()
+                if 'GET /v1/quota_usages/p1 200' in line)
+    assert request_id in line
+    assert 'cyquota-api serving on %s' % server.url in log
+    assert 'Signal 15 received, stopping' in log
+
+
+def test_cyquota_api_on_sqlite(sqlite_server):
+    with sqlite_server:
+        request_id = _walkthrough(sqlite_server)
+    _stops_cleanly(sqlite_server, request_id)
+
+
+def test_cyquota_api_on_a_database_server(server):
+    with server:
+        request_id = _walkthrough(server)
+        _concurrent_reserves(server)
+    _stops_cleanly(server, request_id)
