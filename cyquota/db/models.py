@@ -79,6 +79,9 @@ class Reservation(TimestampMixin, Base):
     status = sa.Column(sa.String(16), nullable=False, default=RESERVED)
     request_id = sa.Column(sa.String(255), nullable=True)
     consumer_id = sa.Column(sa.String(255), nullable=True)
+    #: The reserve also claimed devices for the consumer, so ending the
+    #: reservation without a commit gives them back.
+    devices = sa.Column(sa.Boolean, nullable=False, default=False)
 
 
 class ConsumerUsage(TimestampMixin, Base):

@@ -34,6 +34,7 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
+from cyquota.placement import allocations as device_allocations
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import tree_usage
 
@@ -164,10 +165,12 @@ class DbQuotaDriver:
 
     @db_api.retry_on_conflict
     def reserve(self, context, project_id, deltas, expire, request_id=None,
-                consumer_id=None, dry_run=False):
+                consumer_id=None, dry_run=False, devices=None):
         """Hold ``deltas`` for ``project_id`` until commit, rollback or
         ``expire``; all resources or none. Returns reservation uuids in
-        resource order (``[]`` for a dry run, which writes nothing)."""
+        resource order (``[]`` for a dry run, which writes nothing).
+        ``devices``: a placement DeviceRequest to allocate to
+        ``consumer_id`` in the same transaction."""
         resources = list(deltas)
         with db_api.writer(context) as session:
             tree = self._lock_tree(context, session, project_id, resources,
@@ -182,12 +185,18 @@ class DbQuotaDriver:
             self._check(context, project_id, deltas, usages, tree)
             if dry_run:
                 return []
+            if devices is not None:
+                # Joins this transaction: a lost race for a device retries
+                # the whole reserve (AllocationRaced is a deadlock).
+                device_allocations.claim(context, consumer_id, project_id,
+                                         devices, user_id=context.user_id)
             now = models.utcnow()
             rows = [dict(uuid=uuidutils.generate_uuid(),
                          usage_id=usages[r].id, project_id=project_id,
                          resource=r, delta=d, expire=expire,
                          status=models.RESERVED, request_id=request_id,
-                         consumer_id=consumer_id, created_at=now)
+                         consumer_id=consumer_id,
+                         devices=devices is not None, created_at=now)
                     for r, d in deltas.items()]
             session.execute(_reservations.insert(), rows)
             for resource, delta in deltas.items():
@@ -216,6 +225,14 @@ class DbQuotaDriver:
         resources = list(deltas)
         now = models.utcnow()
         with db_api.writer(context) as session:
+            holds_devices = consumer_id is not None and bool(
+                device_allocations.get_for_consumer(
+                    context, consumer_id)['allocations'])
+            if holds_devices:
+                # Whether the consumer ends up holding nothing depends on
+                # all its resources: lock every row of the project.
+                resources = sorted(set(resources) | set(
+                    quota_resources.known_resources()))
             tree = self._lock_tree(context, session, project_id, resources)
             usages = self._lock_usages(session, project_id, resources,
                                        create=True, tree=tree)
@@ -239,6 +256,9 @@ class DbQuotaDriver:
                                  created_at=now, updated_at=now))
             session.execute(_reservations.insert(), rows)
             self._write_usages(session, usages, tree)
+            if holds_devices and not self._consumer_holds(
+                    session, project_id, consumer_id):
+                device_allocations.free(context, consumer_id)
         return [row['uuid'] for row in rows]
 
     def expire(self, context):
@@ -320,7 +340,8 @@ class DbQuotaDriver:
                 sa.select(_reservations.c.id, _reservations.c.uuid,
                           _reservations.c.resource, _reservations.c.delta,
                           _reservations.c.status,
-                          _reservations.c.consumer_id)
+                          _reservations.c.consumer_id,
+                          _reservations.c.devices)
                 .where(_reservations.c.project_id == project_id,
                        _reservations.c.uuid.in_(uuids))
                 # Creation order, so a batch's result never depends on how
@@ -346,6 +367,8 @@ class DbQuotaDriver:
                     _reservations.update()
                     .where(_reservations.c.id.in_([r.id for r in pending]))
                     .values(status=target, updated_at=models.utcnow()))
+                if target != models.COMMITTED:
+                    self._free_devices(context, pending)
 
     @staticmethod
     def _already_done(status, target):
@@ -383,7 +406,8 @@ class DbQuotaDriver:
             rows = session.execute(
                 sa.select(_reservations.c.id, _reservations.c.uuid,
                           _reservations.c.resource, _reservations.c.delta,
-                          _reservations.c.consumer_id)
+                          _reservations.c.consumer_id,
+                          _reservations.c.devices)
                 .where(_reservations.c.project_id == project_id,
                        _reservations.c.status == models.RESERVED,
                        _reservations.c.expire < now)
@@ -398,10 +422,32 @@ class DbQuotaDriver:
                     _reservations.update()
                     .where(_reservations.c.id.in_([r.id for r in rows]))
                     .values(status=models.EXPIRED, updated_at=now))
+                self._free_devices(context, rows)
         if rows:
             LOG.info('Expired %d reservation(s) of project %s',
                      len(rows), project_id)
         return len(rows)
+
+    @staticmethod
+    def _free_devices(context, rows):
+        """Give back the devices claimed by reserves that did not commit."""
+        for consumer_id in sorted({r.consumer_id for r in rows
+                                   if r.devices}):
+            device_allocations.free(context, consumer_id)
+
+    @staticmethod
+    def _consumer_holds(session, project_id, consumer_id):
+        """Whether ``consumer_id`` still uses or has reserved anything."""
+        used = session.execute(
+            sa.select(sa.func.coalesce(sa.func.sum(_consumers.c.used), 0))
+            .where(_consumers.c.project_id == project_id,
+                   _consumers.c.consumer_id == consumer_id)).scalar()
+        pending = session.execute(
+            sa.select(sa.func.count()).select_from(_reservations)
+            .where(_reservations.c.project_id == project_id,
+                   _reservations.c.consumer_id == consumer_id,
+                   _reservations.c.status == models.RESERVED)).scalar()
+        return bool(used or pending)
 
     def _lock_tree(self, context, session, project_id, resources=None,
                    create=True):

@@ -5,6 +5,9 @@ hands the work to its driver, the DbQuotaDriver. Every method takes a
 request context first, as in Nova and Cyborg.
 """
 
+from oslo_utils import uuidutils
+
+from cyquota.placement import allocations as device_allocations
 from cyquota.quota import driver as quota_driver
 from cyquota.quota import limits
 from cyquota.quota import resources as quota_resources
@@ -44,7 +47,8 @@ class QuotaEngine:
         return quota_resources.known_resources()
 
     def reserve(self, context, project_id, deltas, expire=None,
-                request_id=None, consumer_id=None, dry_run=False):
+                request_id=None, consumer_id=None, dry_run=False,
+                devices=None):
         """Reserve ``deltas`` ({resource: non-zero int}) for a project.
 
         Positive deltas are checked against limits and added to
@@ -53,15 +57,34 @@ class QuotaEngine:
         string; None takes ``[quota] reservation_expire``. The same
         ``request_id`` again returns the same uuids. Returns the
         reservation uuids; a ``dry_run`` checks and returns ``[]``.
+
+        ``devices``: Placement-style request parameters (``{"resources":
+        "FPGA:2", "member_of": "in:<agg>,<agg>", ...}``) whose totals equal
+        the positive deltas: devices are chosen by those rules and allocated
+        to ``consumer_id`` (a new uuid when None) in the same transaction;
+        ``get_device_allocations`` shows them. Rollback and expiry free
+        them, and so does the release that leaves the consumer holding
+        nothing.
         """
         validation.project_id(project_id)
         deltas = validation.deltas(deltas)
         expire = validation.expire(expire)
         validation.optional_id('request_id', request_id)
         validation.optional_id('consumer_id', consumer_id)
+        if devices is not None:
+            devices = validation.device_request(devices, deltas)
+            consumer_id = consumer_id or uuidutils.generate_uuid()
         return self.driver.reserve(context, project_id, deltas, expire,
                                    request_id=request_id,
-                                   consumer_id=consumer_id, dry_run=dry_run)
+                                   consumer_id=consumer_id, dry_run=dry_run,
+                                   devices=devices)
+
+    def get_device_allocations(self, context, consumer_id):
+        """The devices allocated to ``consumer_id``: ``{"allocations":
+        {provider_uuid: {"resources": {rc: n}}}, "project_id", "user_id"}``
+        (Placement's shape)."""
+        validation.optional_id('consumer_id', consumer_id)
+        return device_allocations.get_for_consumer(context, consumer_id)
 
     def commit(self, context, project_id, reservations):
         """Move the reservations' counts from reserved to used."""

@@ -12,6 +12,7 @@ from oslo_utils import timeutils
 from cyquota.conf import CONF
 from cyquota.db.models import MAX_COUNT
 from cyquota import exception
+from cyquota.placement import request as device_request_mod
 from cyquota.quota import resources
 
 # Keystone ids are 32 hex digits; names of test and legacy projects are
@@ -142,3 +143,20 @@ def limit(resource, value):
             resource=resource,
             reason='%d is outside -1 (unlimited) .. %d' % (value, MAX_COUNT))
     return value
+
+
+def device_request(params, deltas):
+    """A Placement-style device request whose totals are the positive
+    ``deltas``; raises InvalidQuery or Invalid naming the mismatch."""
+    request = device_request_mod.from_params(params)
+    wanted = {r: d for r, d in deltas.items() if d > 0}
+    if request.totals() != wanted:
+        raise exception.Invalid(
+            reason='devices ask for %s but the positive deltas are %s' % (
+                _show(request.totals()), _show(wanted)))
+    return request
+
+
+def _show(amounts):
+    return ', '.join('%s: %d' % kv for kv in sorted(amounts.items())) \
+        or 'nothing'

@@ -48,6 +48,7 @@ def upgrade():
         sa.Column('status', sa.String(16), nullable=False),
         sa.Column('request_id', sa.String(255), nullable=True),
         sa.Column('consumer_id', sa.String(255), nullable=True),
+        sa.Column('devices', sa.Boolean, nullable=False),
         *_timestamps(),
         sa.UniqueConstraint('project_id', 'request_id', 'resource',
                             name='uniq_reservations0project0request0res'),
