@@ -75,3 +75,26 @@ def write_plot(path, panels):
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     pyplot.close(figure)
+
+
+def percentile_ms(latencies, fraction):
+    """The ``fraction`` percentile of sorted ``latencies`` (seconds), in
+    milliseconds."""
+    index = min(len(latencies) - 1,
+                int(round(fraction * (len(latencies) - 1))))
+    return latencies[index] * 1000
+
+
+def latency_bars(ax, rows, label, ylabel):
+    """Side-by-side p50 and p99 bars of the rows that have them;
+    ``label(row)`` names a row's pair of bars."""
+    rows = [row for row in rows if 'p50' in row]
+    x = range(len(rows))
+    width = 0.38
+    ax.bar([i - width / 2 for i in x], [r['p50'] for r in rows], width,
+           label='p50')
+    ax.bar([i + width / 2 for i in x], [r['p99'] for r in rows], width,
+           label='p99')
+    ax.set_xticks(list(x), [label(r) for r in rows], fontsize=7)
+    ax.set_ylabel(ylabel)
+    ax.legend()
