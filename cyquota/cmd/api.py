@@ -28,9 +28,9 @@ def _stop(signum, frame):
     raise SystemExit(0)
 
 
-def main(argv=None):
-    """Entry point of ``cyquota-api``."""
-    service.prepare_service(argv)
+def serve():
+    """Serve the app on ``[api] host``:``[api] port`` until SIGTERM or
+    SIGINT (the caller has prepared the service)."""
     server = waitress.create_server(
         app.setup_app(), host=CONF.api.host, port=CONF.api.port,
         threads=CONF.api.threads, ident='cyquota',
@@ -41,6 +41,12 @@ def main(argv=None):
              'threads)', CONF.api.host, server.effective_port,
              CONF.api.auth_strategy, CONF.api.threads)
     server.run()
+
+
+def main(argv=None):
+    """Entry point of ``cyquota-api``."""
+    service.prepare_service(argv)
+    serve()
     return 0
 
 
