@@ -1,7 +1,7 @@
 """cyquota-api as a real process: started from its console script with a
 configuration file, talked to over HTTP with requests, stopped by SIGTERM;
-on the embedded SQLite file, and on the real PostgreSQL and MariaDB, where
-concurrent requests also race for the last units of a limit."""
+on the embedded SQLite file and on the real PostgreSQL and MariaDB, with
+concurrent requests racing for the last units of a limit."""
 
 import concurrent.futures
 
@@ -52,6 +52,10 @@ def _walkthrough(server):
                            json={'project_id': 'p1',
                                  'reservations': made.json()['reservations']})
         assert commit.status_code == 204 and commit.content == b''
+        listed = http.get(url + '/v1/reservations?project_id=p1',
+                          headers=ADMIN).json()['reservations']
+        assert [(r['status'], r['expire']) for r in listed] == [
+            ('committed', made.json()['expire'])]
         assert http.post(url + '/v1/reservations', headers=SERVICE, json={
             'project_id': 'p1', 'deltas': {'FPGA': 2}}).status_code == 201
 
@@ -123,6 +127,7 @@ def _stops_cleanly(server, request_id):
 def test_cyquota_api_on_sqlite(sqlite_server):
     with sqlite_server:
         request_id = _walkthrough(sqlite_server)
+        _concurrent_reserves(sqlite_server)
     _stops_cleanly(sqlite_server, request_id)
 
 

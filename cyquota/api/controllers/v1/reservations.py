@@ -1,7 +1,7 @@
 """``/v1/reservations``: reserve, commit and roll back quota over REST.
 
 ``POST /v1/reservations`` answers 201 with the reservation uuids and the
-expiry (ISO 8601, UTC offset, whole seconds). With ``"dry_run": true``
+expiry (ISO 8601 with its UTC offset). With ``"dry_run": true``
 nothing is written and the answer is 200 with the decision: ``allowed``
 and, when refused, the ``overs`` an over-quota error would carry. A
 retried reserve (same ``request_id``) returns the first reserve's uuids;
@@ -37,13 +37,9 @@ def isotime(value):
 
 
 def _expire(value):
-    """The expiry of a reserve as an aware datetime rounded up to a whole
-    second (what every database stores alike)."""
-    expire = quota_validation.expire(value)
-    if expire.microsecond:
-        expire += datetime.timedelta(
-            microseconds=1000000 - expire.microsecond)
-    return expire.replace(tzinfo=datetime.timezone.utc)
+    """The expiry of a reserve, as an aware datetime."""
+    return quota_validation.expire(value).replace(
+        tzinfo=datetime.timezone.utc)
 
 
 def _view(row):
