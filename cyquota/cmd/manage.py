@@ -2,7 +2,8 @@
 
     cyquota-manage [--config-file F] db sync | db version
     cyquota-manage quota check [--project P]   exit 1 when there is drift
-    cyquota-manage quota sync [--project P]    repair it, print each change
+    cyquota-manage quota sync [--project P] [--from-reports]
+                                               repair it, print each change
     cyquota-manage usage show [--project P] [--resource R]
 """
 
@@ -54,6 +55,7 @@ def quota_check():
     drift = reconciliation.find_drift(context, project,
                                       _progress(context, 'quota check'))
     events = reconciliation.unresolved_events(context, project)
+    reports = reconciliation.find_report_drift(context, project)
     if drift:
         print('Counts that disagree with the records:')
         print(_table(['Project', 'Resource', 'Field', 'Recorded', 'Expected'],
@@ -67,7 +69,14 @@ def quota_check():
                        e['project_id'], e['resource'],
                        e['consumer_id'] or '-', e['kind'], e['requested'],
                        e['applied']) for e in events]))
-    if drift or events:
+    if reports:
+        print('Consumers whose holdings disagree with the agents\' reports '
+              '("quota sync --from-reports" adopts the reports):')
+        print(_table(['Project', 'Resource', 'Consumer', 'Recorded',
+                      'Reported'],
+                     [(r.project_id, r.resource, r.consumer_id, r.recorded,
+                       r.reported) for r in reports]))
+    if drift or events or reports:
         return 1
     print('No drift.')
     return 0
@@ -77,7 +86,8 @@ def quota_sync():
     context = cyquota_context.get_admin_context()
     changes, acknowledged = reconciliation.sync(
         context, quota.QUOTAS.driver, CONF.category.project,
-        _progress(context, 'quota sync'))
+        _progress(context, 'quota sync'),
+        from_reports=CONF.category.from_reports)
     if changes:
         print(_table(['Project', 'Resource', 'Field', 'Old', 'New'],
                      [(c['project_id'], c['resource'], c['field'], c['old'],
@@ -116,7 +126,9 @@ def _add_parsers(subparsers):
             parser.add_argument('--project', help='only this project id')
         if resource:
             parser.add_argument('--resource', help='only this resource')
-        parser.set_defaults(func=func, project=None, resource=None)
+        parser.set_defaults(func=func, project=None, resource=None,
+                            from_reports=False)
+        return parser
 
     db = subparsers.add_parser('db', help='database schema').add_subparsers(
         dest='action', required=True)
@@ -128,7 +140,9 @@ def _add_parsers(subparsers):
     command(ledger, 'check', quota_check,
             'list drift; exit code 1 when there is any', project=True)
     command(ledger, 'sync', quota_sync, 'repair drift, printing each change',
-            project=True)
+            project=True).add_argument(
+        '--from-reports', action='store_true',
+        help="first make each consumer's holding what the agents report")
     usage = subparsers.add_parser('usage', help='quota usage').add_subparsers(
         dest='action', required=True)
     command(usage, 'show', usage_show, 'usage, limits and availability',

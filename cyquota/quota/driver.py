@@ -328,6 +328,37 @@ class DbQuotaDriver:
             self._write_usages(session, usages, tree)
         return changes
 
+    @db_api.retry_on_conflict
+    def adopt_consumer_usage(self, context, project_id, holdings):
+        """Set what consumers hold to ``holdings`` ({(resource,
+        consumer_id): amount}, e.g. what the agents report), under the
+        project's locks; returns the changes as ``(resource, consumer_id,
+        old, new)``. The counts follow with ``sync_usage``."""
+        resources = sorted({resource for resource, _ in holdings})
+        changes = []
+        with db_api.writer(context) as session:
+            tree = self._lock_tree(context, session, project_id, resources)
+            self._lock_usages(session, project_id, resources, create=True,
+                              tree=tree)
+            for (resource, consumer_id), amount in sorted(holdings.items()):
+                where = sa.and_(_consumers.c.project_id == project_id,
+                                _consumers.c.resource == resource,
+                                _consumers.c.consumer_id == consumer_id)
+                old = session.execute(
+                    sa.select(_consumers.c.used).where(where)).scalar()
+                if old == amount or (old is None and amount == 0):
+                    continue
+                if old is None:
+                    session.execute(_consumers.insert().values(
+                        project_id=project_id, resource=resource,
+                        consumer_id=consumer_id, used=amount,
+                        created_at=models.utcnow()))
+                else:
+                    session.execute(_consumers.update().where(where).values(
+                        used=amount, updated_at=models.utcnow()))
+                changes.append((resource, consumer_id, old or 0, amount))
+        return changes
+
     # -- steps -------------------------------------------------------------
 
     @db_api.retry_on_conflict

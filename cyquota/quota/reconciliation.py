@@ -6,6 +6,11 @@ what they should be: ``used`` is what the consumers hold
 ``reserved`` is the sum of the positive deltas of reservations still
 ``reserved``. Drift events that the ledger recorded (a release of more than
 was used, for example) are reported too until a sync acknowledges them.
+
+When agents report what is really attached (``report_allocations``, kept by
+``attachments``), what each consumer holds is compared with those reports
+as well; ``sync(..., from_reports=True)`` adopts the reports. Consumers
+with a reservation still pending (an attach in progress) are left alone.
 """
 
 import dataclasses
@@ -15,6 +20,7 @@ import sqlalchemy as sa
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
+from cyquota.quota import attachments
 
 _usages = models.QuotaUsage.__table__
 _reservations = models.Reservation.__table__
@@ -31,6 +37,17 @@ class Drift:
     field: str
     recorded: int
     expected: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportDrift:
+    """A consumer's holding that disagrees with the agents' reports."""
+
+    project_id: str
+    resource: str
+    consumer_id: str
+    recorded: int
+    reported: int
 
 
 def expected_counts(context, project_id, resources):
@@ -113,6 +130,32 @@ def find_drift(context, project_id=None, progress=None):
             progress(done)
 
 
+def find_report_drift(context, project_id=None):
+    """Every consumer whose holding in the ledger differs from the latest
+    agent reports, in (project, resource, consumer) order; nothing before
+    the first report."""
+    if not attachments.host_reports(context):
+        return []
+    reported = attachments.reported_consumer_usage(context, project_id)
+    held = (sa.select(_consumers.c.project_id, _consumers.c.resource,
+                      _consumers.c.consumer_id, _consumers.c.used)
+            .where(_consumers.c.consumer_id != '', _consumers.c.used > 0))
+    pending = (sa.select(_reservations.c.project_id,
+                         _reservations.c.consumer_id).distinct()
+               .where(_reservations.c.status == models.RESERVED,
+                      _reservations.c.consumer_id.is_not(None)))
+    if project_id is not None:
+        held = held.where(_consumers.c.project_id == project_id)
+        pending = pending.where(_reservations.c.project_id == project_id)
+    with db_api.reader(context) as session:
+        recorded = {tuple(row[:3]): row[3] for row in session.execute(held)}
+        attaching = set(map(tuple, session.execute(pending)))
+    return [ReportDrift(*key, recorded.get(key, 0), reported.get(key, 0))
+            for key in sorted(set(recorded) | set(reported))
+            if (key[0], key[2]) not in attaching
+            and recorded.get(key, 0) != reported.get(key, 0)]
+
+
 def unresolved_events(context, project_id=None):
     """Drift events not yet acknowledged by a sync, oldest first."""
     query = (sa.select(_drift).where(_drift.c.resolved_at.is_(None))
@@ -123,20 +166,34 @@ def unresolved_events(context, project_id=None):
         return [dict(row) for row in session.execute(query).mappings()]
 
 
-def sync(context, driver, project_id=None, progress=None):
+def sync(context, driver, project_id=None, progress=None,
+         from_reports=False):
     """Repair every drifting count and acknowledge the drift events.
 
     Returns ``(changes, acknowledged)``: changes as dicts of project_id,
-    resource, field, old and new; acknowledged, the number of events.
+    resource, field (``used``, ``reserved``, or ``consumer <id>`` for an
+    adopted report), old and new; acknowledged, the number of events.
     Each project is repaired in its own locked transaction, where its
     records are read again, so a concurrent reserve or commit is never
-    overwritten with a stale figure.
+    overwritten with a stale figure. ``from_reports``: first make each
+    consumer's holding what the agents report.
     """
+    changes = []
+    if from_reports:
+        adopt = {}
+        for item in find_report_drift(context, project_id):
+            adopt.setdefault(item.project_id, {})[
+                (item.resource, item.consumer_id)] = item.reported
+        for project, holdings in sorted(adopt.items()):
+            for resource, consumer, old, new in driver.adopt_consumer_usage(
+                    context, project, holdings):
+                changes.append(dict(project_id=project, resource=resource,
+                                    field='consumer %s' % consumer, old=old,
+                                    new=new))
     by_project = {}
     for item in find_drift(context, project_id=project_id,
                            progress=progress):
         by_project.setdefault(item.project_id, set()).add(item.resource)
-    changes = []
     for project, resources in sorted(by_project.items()):
         for resource, field, old, new in driver.sync_usage(
                 context, project, sorted(resources), expected_counts):

@@ -83,3 +83,25 @@ def test_bad_input_is_a_clear_error(manage):
     result = manage('usage', 'show', '--project', 'not a project')
     assert result.returncode == 2
     assert "Invalid project id 'not a project'" in result.stderr
+
+
+def test_agent_reports_in_check_and_sync(manage, ctx):
+    from cyquota.quota import attachments
+    assert manage('db', 'sync').returncode == 0
+    fixtures.use_database(manage.url, migrate=False)
+    quota.QUOTAS.commit(ctx, 'proj-a', quota.QUOTAS.reserve(
+        ctx, 'proj-a', {'FPGA': 2}, consumer_id='vm1'))
+    attachments.record_report(ctx, 'host-a', [dict(
+        project_id='proj-a', resource='FPGA', consumer_id='vm1', amount=1)])
+
+    drifting = manage('quota', 'check')
+    assert drifting.returncode == 1
+    assert "disagree with the agents' reports" in drifting.stdout
+    assert _rows(drifting.stdout) == [['proj-a', 'FPGA', 'vm1', '2', '1']]
+
+    adopted = manage('quota', 'sync', '--from-reports')
+    assert adopted.returncode == 0, adopted.stderr
+    assert _rows(adopted.stdout) == [
+        ['proj-a', 'FPGA', 'consumer vm1', '2', '1'],
+        ['proj-a', 'FPGA', 'used', '2', '1']]
+    assert manage('quota', 'check').returncode == 0

@@ -5,6 +5,7 @@ import sqlalchemy as sa
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota import quota
+from cyquota.quota import attachments
 from cyquota.quota import reconciliation
 
 Q = quota.QUOTAS
@@ -73,3 +74,46 @@ def test_scan_goes_batch_by_batch_with_progress(sqlite_db, ctx):
         fixed = conn.execute(sa.text(
             "SELECT reserved FROM quota_usages WHERE project_id = 'p3'"))
         assert [r[0] for r in fixed] == [1, 1]
+
+
+def _report(ctx, host, *items):
+    attachments.record_report(ctx, host, [
+        dict(project_id=p, resource=r, consumer_id=c, amount=n)
+        for p, r, c, n in items])
+
+
+def test_no_report_no_report_drift(sqlite_db, ctx):
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1'))
+    assert reconciliation.find_report_drift(ctx) == []
+
+
+def test_agent_reports_are_compared_and_adopted(sqlite_db, ctx):
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1'))
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'GPU': 1}, consumer_id='vm2'))
+    Q.reserve(ctx, 'p1', {'FPGA': 1}, consumer_id='vm3')  # attaching
+    # vm1 really holds one FPGA, vm2's GPU is gone, vm4 was attached
+    # behind the ledger's back; vm3's attach is still in progress.
+    _report(ctx, 'host-a', ('p1', 'FPGA', 'vm1', 1), ('p1', 'FPGA', 'vm3', 1))
+    _report(ctx, 'host-b', ('p1', 'GPU', 'vm4', 2))
+    assert reconciliation.find_report_drift(ctx) == [
+        reconciliation.ReportDrift('p1', 'FPGA', 'vm1', 2, 1),
+        reconciliation.ReportDrift('p1', 'GPU', 'vm2', 1, 0),
+        reconciliation.ReportDrift('p1', 'GPU', 'vm4', 0, 2)]
+    # A plain sync trusts the ledger's own records: nothing to repair.
+    assert reconciliation.sync(ctx, Q.driver) == ([], 0)
+
+    changes, _ = reconciliation.sync(ctx, Q.driver, from_reports=True)
+    assert changes == [
+        dict(project_id='p1', resource='FPGA', field='consumer vm1', old=2,
+             new=1),
+        dict(project_id='p1', resource='GPU', field='consumer vm2', old=1,
+             new=0),
+        dict(project_id='p1', resource='GPU', field='consumer vm4', old=0,
+             new=2),
+        dict(project_id='p1', resource='FPGA', field='used', old=2, new=1),
+        dict(project_id='p1', resource='GPU', field='used', old=1, new=2)]
+    assert reconciliation.find_report_drift(ctx) == []
+    assert reconciliation.find_drift(ctx) == []
+    usage = Q.get_project_usage(ctx, 'p1')
+    assert (usage['FPGA']['used'], usage['FPGA']['reserved'],
+            usage['GPU']['used']) == (1, 1, 2)
