@@ -1,5 +1,0 @@
-def test_reserve_commit(backend, ctx):
-    from cyquota import quota
-    uuids = quota.QUOTAS.reserve(ctx, 'p1', {'FPGA': 2})
-    quota.QUOTAS.commit(ctx, 'p1', uuids)
-    assert quota.QUOTAS.get_project_usage(ctx, 'p1')['FPGA']['used'] == 2
