@@ -7,7 +7,8 @@ def app_config():
     """Keyword arguments for ``pecan.make_app``."""
     return {
         'root': 'cyquota.api.controllers.root.RootController',
-        'hooks': [hooks.BodyLimitHook(), hooks.ContextHook(),
+        'hooks': [hooks.BodyLimitHook(), hooks.MediaTypeHook(),
+                  hooks.ContextHook(),
                   hooks.ErrorHook()],
         # No redirects to a trailing slash, no ".json" suffix handling: the
         # paths are exactly the documented ones.

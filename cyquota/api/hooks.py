@@ -1,4 +1,5 @@
-"""Pecan hooks: per-request context, request body limit, error rendering."""
+"""Pecan hooks: per-request context, request body limit and media type,
+error rendering."""
 
 from oslo_middleware import request_id
 import pecan
@@ -48,6 +49,22 @@ class BodyLimitHook(pecan.hooks.PecanHook):
                 raise exception.RequestTooLarge(size='more than %d' % limit,
                                                 limit=limit)
             request.body = body
+
+
+class MediaTypeHook(pecan.hooks.PecanHook):
+    """Refuse a request body that is not JSON (415) before routing, where
+    pecan would otherwise try to parse a form body and fail with a 500 on a
+    malformed one (multipart without a boundary, say)."""
+
+    priority = 20
+
+    def on_route(self, state):
+        request = state.request
+        if (request.method in ('POST', 'PUT', 'PATCH')
+                and request.content_length
+                and request.content_type != 'application/json'):
+            raise exception.UnsupportedMediaType(
+                media_type=request.content_type or 'None')
 
 
 class ErrorHook(pecan.hooks.PecanHook):
