@@ -114,6 +114,14 @@ class QuotaEngine:
         """Delete terminal reservation rows past their retention."""
         return self.driver.purge(context)
 
+    def list_reservations(self, context, project_id=None, status=None,
+                          limit=1000):
+        """Reservation rows as dicts, newest first."""
+        if project_id is not None:
+            validation.project_id(project_id)
+        return self.driver.list_reservations(
+            context, project_id=project_id, status=status, limit=limit)
+
     def get_project_usage(self, context, project_id):
         """``{resource: {limit, used, reserved, available}}`` for every
         counted resource; limit and available -1 mean unlimited."""

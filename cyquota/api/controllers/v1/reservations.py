@@ -84,12 +84,8 @@ class ReservationsController:
         context = pecan.request.context
         params = query.params('project_id', 'status', 'limit')
         policy.authorize(context, rules.LIST, query.target(params))
-        if params['project_id'] is not None:
-            quota_validation.project_id(params['project_id'])
         query.choice('status', params['status'], models.STATUSES)
-        # The engine has no listing of reservations; the driver's is a
-        # plain read.
-        rows = quota.QUOTAS.driver.list_reservations(
+        rows = quota.QUOTAS.list_reservations(
             context, project_id=params['project_id'],
             status=params['status'],
             limit=query.page_size(params['limit']))
