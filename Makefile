@@ -1,5 +1,6 @@
 # Set-up is two commands on a fresh machine (see README.rst):
-#   make run    installs cyquota into .venv and starts it on the embedded default
+#   make run    installs cyquota into .venv and starts the all-in-one service
+#               on the embedded default (SQLite, in-process RPC, local limits)
 #   make test   installs cyquota with its test tools into .venv and runs the tests
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,7 +15,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	touch $@
 
 run: $(VENV)/.installed
-	$(BIN)/cyquota-demo
+	$(BIN)/cyquota-all-in-one
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -ra --durations=15 tests

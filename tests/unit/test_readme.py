@@ -1,0 +1,94 @@
+"""README.rst's walkthrough works as written, against a real
+cyquota-all-in-one on the embedded default.
+
+Every ``$`` line of the walkthrough's console blocks runs in one bash
+session (so its variables carry over), in the service's directory; what
+each prints must be what the README shows, up to uuids, times and request
+ids.
+"""
+
+import os
+import pathlib
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+README = pathlib.Path(__file__).resolve().parents[2] / 'README.rst'
+_PLACEHOLDERS = [
+    (re.compile(r'req-[0-9a-f-]{36}'), '<request-id>'),
+    (re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                r'[0-9a-f]{12}'), '<uuid>'),
+    (re.compile(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00'), '<time>'),
+]
+
+
+def walkthrough():
+    """``[(command, expected output lines)]`` of the Walkthrough section."""
+    text = README.read_text()
+    section = text.split('\nWalkthrough\n===========\n')[1]
+    section = re.split(r'\n[^\n]+\n=+\n', section)[0]
+    steps = []
+    for block in re.findall(r'code-block:: console\n\n((?:   .*\n|\n)+)',
+                            section):
+        for line in block.splitlines():
+            line = line[3:]
+            if line.startswith('$ '):
+                steps.append((line[2:], []))
+            elif line and steps:
+                steps[-1][1].append(line)
+    return steps
+
+
+def _normal(text):
+    for pattern, token in _PLACEHOLDERS:
+        text = pattern.sub(token, text)
+    return text
+
+
+@pytest.fixture
+def all_in_one(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'cyquota.cmd.all_in_one', '--port',
+         str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            requests.get('http://127.0.0.1:%d/' % port, timeout=1)
+            break
+        except requests.ConnectionError:
+            assert process.poll() is None, 'cyquota-all-in-one exited'
+            assert time.monotonic() < deadline, 'no answer within 60 s'
+            time.sleep(0.2)
+    yield tmp_path, port
+    process.terminate()
+    assert process.wait(timeout=30) == 0
+
+
+def test_walkthrough_works_as_written(all_in_one):
+    directory, port = all_in_one
+    steps = walkthrough()
+    assert len(steps) >= 8
+    script = ['set -u']
+    for number, (command, _) in enumerate(steps):
+        script.append('echo "@@step %d"' % number)
+        script.append(command.replace('localhost:6780',
+                                      'localhost:%d' % port))
+    environ = dict(os.environ, PATH=os.pathsep.join(
+        [os.path.dirname(sys.executable), os.environ['PATH']]))
+    result = subprocess.run(['bash', '-c', '\n'.join(script)],
+                            cwd=directory, env=environ, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    printed = re.split(r'^@@step \d+\n', result.stdout, flags=re.M)[1:]
+    assert len(printed) == len(steps)
+    for (command, expected), output in zip(steps, printed):
+        assert _normal(output).splitlines() == expected, command
