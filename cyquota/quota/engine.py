@@ -5,8 +5,7 @@ hands the work to its driver, the DbQuotaDriver. Every method takes a
 request context first, as in Nova and Cyborg.
 """
 
-from oslo_utils import uuidutils
-
+from cyquota import exception
 from cyquota.placement import allocations as device_allocations
 from cyquota.quota import driver as quota_driver
 from cyquota.quota import limits
@@ -61,7 +60,7 @@ class QuotaEngine:
         ``devices``: Placement-style request parameters (``{"resources":
         "FPGA:2", "member_of": "in:<agg>,<agg>", ...}``) whose totals equal
         the positive deltas: devices are chosen by those rules and allocated
-        to ``consumer_id`` (a new uuid when None) in the same transaction;
+        to ``consumer_id`` (required then) in the same transaction;
         ``get_device_allocations`` shows them. Rollback and expiry free
         them, and so does the release that leaves the consumer holding
         nothing.
@@ -72,8 +71,11 @@ class QuotaEngine:
         validation.optional_id('request_id', request_id)
         validation.optional_id('consumer_id', consumer_id)
         if devices is not None:
+            if consumer_id is None:
+                raise exception.Invalid(
+                    reason='consumer_id is required when devices are named: '
+                           'the devices are allocated to it')
             devices = validation.device_request(devices, deltas)
-            consumer_id = consumer_id or uuidutils.generate_uuid()
         return self.driver.reserve(context, project_id, deltas, expire,
                                    request_id=request_id,
                                    consumer_id=consumer_id, dry_run=dry_run,

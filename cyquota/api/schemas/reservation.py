@@ -20,6 +20,13 @@ POST_RESERVATION = {
         'request_id': _STRING_OR_NULL,
         'consumer_id': _STRING_OR_NULL,
         'dry_run': {'type': 'boolean'},
+        # Placement's allocation-candidate query parameters.
+        'devices': {
+            'type': 'object',
+            'additionalProperties': {'anyOf': [
+                {'type': 'string'},
+                {'type': 'array', 'items': {'type': 'string'}}]},
+        },
     },
     'required': ['project_id', 'deltas'],
     'additionalProperties': False,

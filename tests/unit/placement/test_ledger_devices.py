@@ -99,11 +99,10 @@ def test_a_retried_reserve_claims_once(devices, ctx):
     assert len(_held(ctx, 'vm1')) == 1
 
 
-def test_a_consumer_id_is_made_when_none_is_given(devices, ctx):
-    uuids = Q.reserve(ctx, 'p1', {'FPGA': 1}, devices={'resources': 'FPGA:1'})
-    row = Q.driver.list_reservations(ctx, project_id='p1')[0]
-    assert row['uuid'] == uuids[0] and row['devices']
-    assert _held(ctx, row['consumer_id'])
+def test_devices_need_a_consumer(devices, ctx):
+    with pytest.raises(exception.Invalid, match='consumer_id is required'):
+        Q.reserve(ctx, 'p1', {'FPGA': 1}, devices={'resources': 'FPGA:1'})
+    assert _count('reservations') == 0
 
 
 @pytest.mark.parametrize('deltas, params, error, text', [

@@ -99,11 +99,13 @@ class ReservationsController:
         policy.authorize(context, rules.CREATE, {'project_id': project_id})
         expire = _expire(data.get('expire'))
         dry_run = data.get('dry_run', False)
+        devices = data.get('devices')
         try:
             uuids = quota.QUOTAS.reserve(
                 context, project_id, data['deltas'], expire=expire,
                 request_id=data.get('request_id'),
-                consumer_id=data.get('consumer_id'), dry_run=dry_run)
+                consumer_id=data.get('consumer_id'), dry_run=dry_run,
+                devices=devices)
         except exception.OverQuota as error:
             if not dry_run:
                 raise
@@ -113,4 +115,8 @@ class ReservationsController:
             return {'dry_run': True, 'allowed': True, 'overs': [],
                     'reservations': uuids, 'expire': expire.isoformat()}
         pecan.response.status = 201
-        return {'reservations': uuids, 'expire': expire.isoformat()}
+        result = {'reservations': uuids, 'expire': expire.isoformat()}
+        if devices is not None:
+            result['allocations'] = quota.QUOTAS.get_device_allocations(
+                context, data['consumer_id'])['allocations']
+        return result
