@@ -14,7 +14,6 @@ because the tree check reads the root's one ``tree_usages`` row.
 import contextlib
 import random
 import statistics
-import tempfile
 import time
 
 import benchmarks
@@ -24,7 +23,6 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
 from cyquota.quota import tree_usage
-from tests import fixtures
 
 TITLE = 'Tree: strict-two-level reserve latency by children under one root'
 COLUMNS = [
@@ -98,27 +96,16 @@ def plot(rows, ax):
 
 @contextlib.contextmanager
 def _database(backend):
-    """A migrated throw-away database under strict-two-level, or None when
-    the server cannot be reached; dropped afterwards."""
-    with contextlib.ExitStack() as stack:
-        if backend == 'sqlite':
-            directory = stack.enter_context(
-                tempfile.TemporaryDirectory(prefix='cyquota-bench-'))
-            url = 'sqlite:///%s/cyquota.sqlite' % directory
-        else:
-            try:
-                url = fixtures.create_database(backend)
-            except Exception:  # any driver error: the server is not there
-                yield None
-                return
-            stack.callback(fixtures.drop_database, url)
-        benchmarks.use_database(url, migrate=True)
+    """A throw-away database under strict-two-level, or None when the
+    server cannot be reached."""
+    with benchmarks.throwaway_database(backend) as url:
         CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
-        stack.callback(CONF.clear_override, 'enforcement_model', 'quota')
-        stack.callback(db_api.reset)
         quota.QUOTAS.reset()
-        stack.callback(quota.QUOTAS.reset)
-        yield url
+        try:
+            yield url
+        finally:
+            CONF.clear_override('enforcement_model', 'quota')
+            quota.QUOTAS.reset()
 
 
 def _build_trees():
