@@ -294,10 +294,11 @@ def test_keystone_specifics(keystone, tmp_path, ctx):
     CONF.set_override('unregistered_resource_strategy', 'ignore', 'quota')
     quota.QUOTAS.reserve(ctx, project, {'GPU': 1000})
 
-    # Keystone's ids are checked against Keystone under strict enforcement
-    # (a parent is needed); flat enforcement only reads limits.
-    with pytest.raises(exception.UnknownProject):
+    # A project Keystone does not know has no parent to enforce a tree by:
+    # a 400 (flat enforcement only reads limits, and needs none).
+    with pytest.raises(exception.UnknownProject) as caught:
         source.get_parent(ctx, uuid.uuid4().hex)
+    assert caught.value.code == 400
 
     # The cache: Keystone's entries live at most limit_cache_ttl seconds.
     client = redis.Redis.from_url(REDIS_URL)

@@ -92,10 +92,6 @@ class StrictTwoLevelModel:
         """``{resource: limit}`` that ``project_id`` itself is held to."""
         return self.tree(context, project_id, resources).project_limits
 
-    def root_of(self, context, project_id):
-        """The id of the root of ``project_id``'s tree."""
-        return self.tree(context, project_id, ()).root_id
-
     # -- judging writes to the embedded store ------------------------------
 
     def check_parent(self, project_id, parent_id, grandparent_id):
