@@ -22,16 +22,15 @@ _LOCK = threading.Lock()
 _context_manager = None
 
 
-def _sqlite_begin_immediate(conn):
+def _sqlite_begin_immediate(conn, cursor, statement, parameters, context,
+                            executemany):
     # SQLite ignores FOR UPDATE; a writer must hold the database's write
     # lock from its first statement instead, or two transactions that read
     # the same counts both try to write and one fails "database is locked".
-    # oslo.db's own listener may already have begun a deferred transaction
-    # (nothing has run in it yet): end it and begin an immediate one.
-    if "in_transaction" in conn.info:
-        conn.exec_driver_sql('COMMIT')
-    conn.exec_driver_sql('BEGIN IMMEDIATE')
-    conn.info["in_transaction"] = True  # oslo.db's marker: no second BEGIN
+    # oslo.db begins every transaction with a plain BEGIN: make it IMMEDIATE.
+    if statement == 'BEGIN':
+        statement = 'BEGIN IMMEDIATE'
+    return statement, parameters
 
 
 def _mysql_read_committed(dbapi_connection, connection_record):
@@ -59,8 +58,14 @@ def context_manager():
                         SQLITE_BUSY_TIMEOUT)
                 manager.configure(**options)
                 engine = manager.writer.get_engine()
+                # oslo.db turns on SQLAlchemy's pre-ping: a SELECT 1 round
+                # trip before every transaction. cyquota retries whole
+                # transactions after a lost connection instead
+                # (retry_on_conflict), so the ping only costs time.
+                engine.pool._pre_ping = False
                 if engine.dialect.name == 'sqlite':
-                    event.listen(engine, 'begin', _sqlite_begin_immediate)
+                    event.listen(engine, 'before_cursor_execute',
+                                 _sqlite_begin_immediate, retval=True)
                 elif engine.dialect.name == 'mysql':
                     event.listen(engine, 'connect', _mysql_read_committed)
                     # oslo.db's start-up check left a connection in the

@@ -45,6 +45,48 @@ _reservations = models.Reservation.__table__
 _consumers = models.ConsumerUsage.__table__
 _drift = models.DriftEvent.__table__
 
+# The statements of the hot paths, built once: SQLAlchemy then only binds
+# parameters (a statement built per call costs as much CPU as a round trip).
+_LOCK_ALL_USAGES = (
+    sa.select(_usages.c.id, _usages.c.resource, _usages.c.used,
+              _usages.c.reserved)
+    .where(_usages.c.project_id == sa.bindparam('project_id'))
+    .order_by(_usages.c.resource)
+    .with_for_update())
+_LOCK_USAGES = _LOCK_ALL_USAGES.where(
+    _usages.c.resource.in_(sa.bindparam('resources', expanding=True)))
+_INSERT_USAGE = _usages.insert()
+_INSERT_RESERVATIONS = _reservations.insert()
+_WRITE_USAGE = (
+    _usages.update()
+    .where(_usages.c.id == sa.bindparam('_id'))
+    .values(used=sa.bindparam('_used'), reserved=sa.bindparam('_reserved'),
+            updated_at=sa.bindparam('_now')))
+_FIND_RESERVATIONS = (
+    sa.select(_reservations.c.id, _reservations.c.uuid,
+              _reservations.c.resource, _reservations.c.delta,
+              _reservations.c.status, _reservations.c.consumer_id,
+              _reservations.c.devices)
+    .where(_reservations.c.project_id == sa.bindparam('project_id'),
+           _reservations.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+    # Creation order, so a batch's result never depends on how its uuids
+    # happen to sort.
+    .order_by(_reservations.c.id))
+# (Bind names of UPDATEs must differ from the column names.)
+_SET_STATUS = (
+    _reservations.update()
+    .where(_reservations.c.id.in_(sa.bindparam('_ids', expanding=True)))
+    .values(status=sa.bindparam('_status'),
+            updated_at=sa.bindparam('_now')))
+_ADD_TO_CONSUMER = (
+    _consumers.update()
+    .where(_consumers.c.project_id == sa.bindparam('_project_id'),
+           _consumers.c.resource == sa.bindparam('_resource'),
+           _consumers.c.consumer_id == sa.bindparam('_consumer_id'),
+           _consumers.c.used + sa.bindparam('_delta') >= 0)
+    .values(used=_consumers.c.used + sa.bindparam('_delta'),
+            updated_at=sa.bindparam('_now')))
+
 
 @dataclasses.dataclass
 class _Usage:
@@ -84,6 +126,7 @@ class DbQuotaDriver:
 
     # -- reading -----------------------------------------------------------
 
+    @db_api.retry_on_conflict
     def get_project_usage(self, context, project_id, resources):
         """``{resource: {limit, used, reserved, available}}``; under a
         hierarchical model each resource also has ``tree``: ``{root_id,
@@ -115,6 +158,7 @@ class DbQuotaDriver:
                     **_usage_dict(tree.rows[r], tree.tree.root_limits[r]))
         return result
 
+    @db_api.retry_on_conflict
     def list_usages(self, context, resources, project_id=None,
                     resource=None, limit=1000, marker=None):
         """Usage rows with their limits, ordered by (project, resource).
@@ -149,6 +193,7 @@ class DbQuotaDriver:
                         row.resource])))
         return result
 
+    @db_api.retry_on_conflict
     def list_reservations(self, context, project_id=None, status=None,
                           limit=1000):
         """Reservation rows as dicts, newest first."""
@@ -172,7 +217,10 @@ class DbQuotaDriver:
         ``devices``: a placement DeviceRequest to allocate to
         ``consumer_id`` in the same transaction."""
         resources = list(deltas)
-        with db_api.writer(context) as session:
+        with db_api.writer(context) as orm_session:
+            # Core statements on the transaction's connection skip the ORM's
+            # execution machinery.
+            session = orm_session.connection()
             tree = self._lock_tree(context, session, project_id, resources,
                                    create=not dry_run)
             usages = self._lock_usages(session, project_id, resources,
@@ -198,7 +246,8 @@ class DbQuotaDriver:
                          consumer_id=consumer_id,
                          devices=devices is not None, created_at=now)
                     for r, d in deltas.items()]
-            session.execute(_reservations.insert(), rows)
+            session.execute(_INSERT_RESERVATIONS,
+                            rows[0] if len(rows) == 1 else rows)
             for resource, delta in deltas.items():
                 if delta > 0:
                     usages[resource].add('reserved', delta)
@@ -364,20 +413,13 @@ class DbQuotaDriver:
     @db_api.retry_on_conflict
     def _finish(self, context, project_id, uuids, target):
         action = 'commit' if target == models.COMMITTED else 'roll back'
-        with db_api.writer(context) as session:
+        with db_api.writer(context) as orm_session:
+            session = orm_session.connection()
             tree = self._lock_tree(context, session, project_id)
             usages = self._lock_usages(session, project_id, tree=tree)
             rows = session.execute(
-                sa.select(_reservations.c.id, _reservations.c.uuid,
-                          _reservations.c.resource, _reservations.c.delta,
-                          _reservations.c.status,
-                          _reservations.c.consumer_id,
-                          _reservations.c.devices)
-                .where(_reservations.c.project_id == project_id,
-                       _reservations.c.uuid.in_(uuids))
-                # Creation order, so a batch's result never depends on how
-                # its uuids happen to sort.
-                .order_by(_reservations.c.id)).all()
+                _FIND_RESERVATIONS,
+                dict(project_id=project_id, uuids=list(uuids))).all()
             missing = set(uuids) - {row.uuid for row in rows}
             if missing:
                 raise exception.ReservationNotFound(
@@ -394,10 +436,9 @@ class DbQuotaDriver:
                              target)
             if pending:
                 self._write_usages(session, usages, tree)
-                session.execute(
-                    _reservations.update()
-                    .where(_reservations.c.id.in_([r.id for r in pending]))
-                    .values(status=target, updated_at=models.utcnow()))
+                session.execute(_SET_STATUS, dict(
+                    _ids=[r.id for r in pending], _status=target,
+                    _now=models.utcnow()))
                 if target != models.COMMITTED:
                     self._free_devices(context, pending)
 
@@ -499,15 +540,13 @@ class DbQuotaDriver:
         """Lock a project's usage rows (``resources``, or all), in resource
         order; with ``create``, insert the missing ones. ``tree``: the
         project's locked tree usage, told the counts as locked."""
-        query = (sa.select(_usages.c.id, _usages.c.resource, _usages.c.used,
-                           _usages.c.reserved)
-                 .where(_usages.c.project_id == project_id)
-                 .order_by(_usages.c.resource)
-                 .with_for_update())
-        if resources is not None:
-            query = query.where(_usages.c.resource.in_(resources))
-        usages = {row.resource: _Usage(*row)
-                  for row in session.execute(query)}
+        if resources is None:
+            rows = session.execute(_LOCK_ALL_USAGES,
+                                   dict(project_id=project_id))
+        else:
+            rows = session.execute(_LOCK_USAGES, dict(
+                project_id=project_id, resources=list(resources)))
+        usages = {row.resource: _Usage(*row) for row in rows}
         for resource in resources or ():
             if resource in usages:
                 continue
@@ -516,7 +555,7 @@ class DbQuotaDriver:
                 continue
             # A concurrent first use of the pair makes this insert fail on
             # the unique constraint; the whole transaction is retried.
-            result = session.execute(_usages.insert().values(
+            result = session.execute(_INSERT_USAGE, dict(
                 project_id=project_id, resource=resource, used=0, reserved=0,
                 created_at=models.utcnow()))
             usages[resource] = _Usage(result.inserted_primary_key[0],
@@ -581,16 +620,13 @@ class DbQuotaDriver:
 
     @staticmethod
     def _write_usages(session, usages, tree=None):
-        changed = [dict(_id=u.id, _used=u.used, _reserved=u.reserved)
+        now = models.utcnow()
+        changed = [dict(_id=u.id, _used=u.used, _reserved=u.reserved,
+                        _now=now)
                    for u in usages.values() if u.dirty]
         if changed:
-            session.execute(
-                _usages.update()
-                .where(_usages.c.id == sa.bindparam('_id'))
-                .values(used=sa.bindparam('_used'),
-                        reserved=sa.bindparam('_reserved'),
-                        updated_at=models.utcnow()),
-                changed)
+            session.execute(_WRITE_USAGE,
+                            changed[0] if len(changed) == 1 else changed)
             if tree is not None:
                 tree.write(session, usages)
 
@@ -602,16 +638,14 @@ class DbQuotaDriver:
         and update cannot race.
         """
         consumer = consumer_id or ''
+        updated = session.execute(_ADD_TO_CONSUMER, dict(
+            _project_id=project_id, _resource=resource, _consumer_id=consumer,
+            _delta=delta, _now=models.utcnow())).rowcount
+        if updated:
+            return
         where = sa.and_(_consumers.c.project_id == project_id,
                         _consumers.c.resource == resource,
                         _consumers.c.consumer_id == consumer)
-        updated = session.execute(
-            _consumers.update()
-            .where(where, _consumers.c.used + delta >= 0)
-            .values(used=_consumers.c.used + delta,
-                    updated_at=models.utcnow())).rowcount
-        if updated:
-            return
         if delta > 0:
             session.execute(_consumers.insert().values(
                 project_id=project_id, resource=resource,

@@ -25,6 +25,19 @@ from cyquota.quota import validation
 
 _registered = models.RegisteredLimit.__table__
 _project = models.ProjectLimit.__table__
+
+# Both kinds of limit in one round trip, built once: this runs inside every
+# reserve.
+_LIMITS = sa.union_all(
+    sa.select(_registered.c.resource, _registered.c.default_limit,
+              sa.literal(0).label('own'))
+    .where(_registered.c.resource.in_(
+        sa.bindparam('resources', expanding=True))),
+    sa.select(_project.c.resource, _project.c.resource_limit,
+              sa.literal(1).label('own'))
+    .where(_project.c.project_id == sa.bindparam('project_id'),
+           _project.c.resource.in_(
+               sa.bindparam('resources', expanding=True))))
 _projects = models.Project.__table__
 _usages = models.QuotaUsage.__table__
 
@@ -69,18 +82,11 @@ class LocalLimitSource(source.LimitSource):
         if self._cache is not None:
             tree = self.get_tree_limits(context, project_id, resources)
             return tree.registered, tree.own
-        # One round trip: this runs inside every reserve.
-        query = sa.union_all(
-            sa.select(_registered.c.resource, _registered.c.default_limit,
-                      sa.literal(0).label('own'))
-            .where(_registered.c.resource.in_(resources)),
-            sa.select(_project.c.resource, _project.c.resource_limit,
-                      sa.literal(1).label('own'))
-            .where(_project.c.project_id == project_id,
-                   _project.c.resource.in_(resources)))
         registered, own = {}, {}
         with db_api.reader(context) as session:
-            for resource, value, is_own in session.execute(query):
+            for resource, value, is_own in session.connection().execute(
+                    _LIMITS, dict(project_id=project_id,
+                                  resources=list(resources))):
                 (own if is_own else registered)[resource] = value
         return registered, own
 
