@@ -56,6 +56,8 @@ def quota_check():
                                       _progress(context, 'quota check'))
     events = reconciliation.unresolved_events(context, project)
     reports = reconciliation.find_report_drift(context, project)
+    trees = reconciliation.find_tree_drift(context, quota.QUOTAS.driver,
+                                           project)
     if drift:
         print('Counts that disagree with the records:')
         print(_table(['Project', 'Resource', 'Field', 'Recorded', 'Expected'],
@@ -76,7 +78,12 @@ def quota_check():
                       'Reported'],
                      [(r.project_id, r.resource, r.consumer_id, r.recorded,
                        r.reported) for r in reports]))
-    if drift or events or reports:
+    if trees:
+        print('Tree usages that disagree with the sum of their members:')
+        print(_table(['Root', 'Resource', 'Field', 'Recorded', 'Expected'],
+                     [(t.root_id, t.resource, t.field, t.recorded,
+                       t.expected) for t in trees]))
+    if drift or events or reports or trees:
         return 1
     print('No drift.')
     return 0

@@ -11,6 +11,9 @@ When agents report what is really attached (``report_allocations``, kept by
 ``attachments``), what each consumer holds is compared with those reports
 as well; ``sync(..., from_reports=True)`` adopts the reports. Consumers
 with a reservation still pending (an attach in progress) are left alone.
+
+Under strict-two-level each root's aggregate tree usage must also equal the
+sum of its members' counts (``tree_usage``).
 """
 
 import dataclasses
@@ -21,6 +24,7 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota.quota import attachments
+from cyquota.quota import tree_usage
 
 _usages = models.QuotaUsage.__table__
 _reservations = models.Reservation.__table__
@@ -156,6 +160,14 @@ def find_report_drift(context, project_id=None):
             and recorded.get(key, 0) != reported.get(key, 0)]
 
 
+def find_tree_drift(context, driver, root_id=None):
+    """Tree usages that disagree with their members' counts (none under
+    the flat model), as ``tree_usage.TreeDrift``."""
+    if not driver.model.hierarchical:
+        return []
+    return tree_usage.find_drift(context, driver.model.source, root_id)
+
+
 def unresolved_events(context, project_id=None):
     """Drift events not yet acknowledged by a sync, oldest first."""
     query = (sa.select(_drift).where(_drift.c.resolved_at.is_(None))
@@ -171,8 +183,9 @@ def sync(context, driver, project_id=None, progress=None,
     """Repair every drifting count and acknowledge the drift events.
 
     Returns ``(changes, acknowledged)``: changes as dicts of project_id,
-    resource, field (``used``, ``reserved``, or ``consumer <id>`` for an
-    adopted report), old and new; acknowledged, the number of events.
+    resource, field (``used``, ``reserved``, ``consumer <id>`` for an
+    adopted report, ``tree used`` / ``tree reserved`` for a root's tree
+    usage), old and new; acknowledged, the number of events.
     Each project is repaired in its own locked transaction, where its
     records are read again, so a concurrent reserve or commit is never
     overwritten with a stale figure. ``from_reports``: first make each
@@ -199,6 +212,14 @@ def sync(context, driver, project_id=None, progress=None,
                 context, project, sorted(resources), expected_counts):
             changes.append(dict(project_id=project, resource=resource,
                                 field=field, old=old, new=new))
+    if driver.model.hierarchical:
+        # After the members' counts, so the trees add up the repaired ones.
+        for item in tree_usage.sync(context, driver.model.source,
+                                    project_id):
+            changes.append(dict(project_id=item.root_id,
+                                resource=item.resource,
+                                field='tree %s' % item.field,
+                                old=item.recorded, new=item.expected))
     with db_api.writer(context) as session:
         query = _drift.update().where(_drift.c.resolved_at.is_(None))
         if project_id is not None:

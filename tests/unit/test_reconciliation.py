@@ -117,3 +117,32 @@ def test_agent_reports_are_compared_and_adopted(sqlite_db, ctx):
     usage = Q.get_project_usage(ctx, 'p1')
     assert (usage['FPGA']['used'], usage['FPGA']['reserved'],
             usage['GPU']['used']) == (1, 1, 2)
+
+
+def test_tree_usage_drift_is_found_and_repaired(sqlite_db, ctx):
+    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
+    Q.reset()
+    try:
+        Q.limit_source.set_project(ctx, 'root')
+        Q.limit_source.set_project(ctx, 'child', parent_id='root')
+        Q.commit(ctx, 'child', Q.reserve(ctx, 'child', {'FPGA': 2}))
+        Q.reserve(ctx, 'root', {'FPGA': 1})
+        assert reconciliation.find_tree_drift(ctx, Q.driver) == []
+        _corrupt("UPDATE tree_usages SET used = 7 WHERE resource = 'FPGA'")
+
+        drift = reconciliation.find_tree_drift(ctx, Q.driver)
+        assert [(d.root_id, d.resource, d.field, d.recorded, d.expected)
+                for d in drift] == [('root', 'FPGA', 'used', 7, 2)]
+        changes, _ = reconciliation.sync(ctx, Q.driver)
+        assert changes == [dict(project_id='root', resource='FPGA',
+                                field='tree used', old=7, new=2)]
+        assert reconciliation.find_tree_drift(ctx, Q.driver) == []
+        tree = Q.get_project_usage(ctx, 'child')['FPGA']['tree']
+        assert (tree['used'], tree['reserved']) == (2, 1)
+    finally:
+        CONF.clear_override('enforcement_model', 'quota')
+        Q.reset()
+
+
+def test_flat_model_has_no_tree_drift(sqlite_db, ctx):
+    assert reconciliation.find_tree_drift(ctx, Q.driver) == []
