@@ -17,7 +17,6 @@ import contextlib
 import multiprocessing
 import queue
 import re
-import tempfile
 import threading
 import time
 import traceback
@@ -29,7 +28,6 @@ from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
-from tests import fixtures
 
 TITLE = 'Ledger: operations per second, each one transaction, one hot row'
 COLUMNS = [
@@ -127,23 +125,11 @@ def plot(rows, ax):
 def _database(backend):
     """A migrated throw-away database with the ``hot`` row, or None when
     the server cannot be reached; dropped afterwards."""
-    with contextlib.ExitStack() as stack:
-        if backend == 'sqlite':
-            directory = stack.enter_context(
-                tempfile.TemporaryDirectory(prefix='cyquota-bench-'))
-            url = 'sqlite:///%s/cyquota.sqlite' % directory
-        else:
-            try:
-                url = fixtures.create_database(backend)
-            except Exception:  # any driver error: the server is not there
-                yield None
-                return
-            stack.callback(fixtures.drop_database, url)
-        benchmarks.use_database(url, migrate=True)
-        stack.callback(db_api.reset)
-        with db_api.get_engine().begin() as conn:
-            _hot.create(conn)
-            conn.execute(_hot.insert().values(id=1, n=0))
+    with benchmarks.throwaway_database(backend) as url:
+        if url is not None:
+            with db_api.get_engine().begin() as conn:
+                _hot.create(conn)
+                conn.execute(_hot.insert().values(id=1, n=0))
         yield url
 
 
