@@ -8,6 +8,7 @@ every default is ``etc/cyquota/policy.yaml.sample``.
 
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
+import pecan
 
 from cyquota.conf import CONF
 from cyquota import exception
@@ -50,3 +51,11 @@ def authorize(context, action, target):
                              action=action)
     except policy.InvalidScope:
         raise exception.PolicyNotAuthorized(action=action)
+
+
+def authorized_context(action, target=None):
+    """The request's context, once ``action`` is allowed on ``target``
+    (default: no particular project); PolicyNotAuthorized (403) if not."""
+    context = pecan.request.context
+    authorize(context, action, target or {})
+    return context

@@ -64,15 +64,16 @@ def test_a_bug_is_a_500_without_a_traceback(sqlite_db, monkeypatch):
         raise KeyError('internal detail')
     monkeypatch.setattr(candidates, 'search', broken)
     response = webtest.TestApp(app.setup_app()).get(
-        '/v1/allocation_candidates?resources=FPGA:1', status=500)
+        '/v1/allocation_candidates?resources=FPGA:1', status=500,
+        headers={'X-Roles': 'admin'})
     assert response.json['errors'][0]['code'] == 'cyquota.internal_error'
     assert 'internal detail' not in response.text
 
 
 def test_a_malformed_form_body_is_a_415_not_a_500(sqlite_db):
-    response = webtest.TestApp(app.setup_app()).post('/v1/reservations', '{}', expect_errors=True,
-                        headers={'Content-Type': 'multipart/form-data',
-                                 'X-Roles': 'admin'})
+    response = webtest.TestApp(app.setup_app()).post(
+        '/v1/reservations', '{}', expect_errors=True,
+        headers={'Content-Type': 'multipart/form-data', 'X-Roles': 'admin'})
     assert response.status_int == 415
     assert response.json['errors'][0]['code'] == \
         'cyquota.unsupported_media_type'

@@ -50,7 +50,8 @@ INVENTORIES = st.fixed_dictionaries({
 
 @pytest.fixture
 def api(sqlite_db):
-    client = webtest.TestApp(app.setup_app())
+    client = webtest.TestApp(app.setup_app(),
+                             extra_environ={'HTTP_X_ROLES': 'admin'})
     client.post_json('/v1/resource_providers', {'name': 'cn', 'uuid': CN})
     client.put_json('/v1/resource_providers/%s/inventories' % CN, {
         'resource_provider_generation': 0,

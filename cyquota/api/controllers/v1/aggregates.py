@@ -3,11 +3,13 @@
 import pecan
 import webob
 
+from cyquota.api import policy
 from cyquota.api.schemas import aggregate as schema
 from cyquota.api import validation
 from cyquota import exception
 from cyquota.placement import aggregates
 from cyquota.placement import providers
+from cyquota.policies import devices as rules
 
 
 class AggregateController:
@@ -22,22 +24,24 @@ class AggregateController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        return aggregates.get(pecan.request.context, self.uuid)
+        return aggregates.get(policy.authorized_context(rules.READ),
+                              self.uuid)
 
     @index.when(method='PUT', template='json')
     def put(self):
+        context = policy.authorized_context(rules.WRITE)
         if providers.canonical_uuid(self.uuid) is None:
             raise exception.Invalid(
                 reason="aggregate uuid must be a UUID, got '%s'" % self.uuid)
         data = validation.json_body(schema.PUT_AGGREGATE)
-        created, view = aggregates.put(pecan.request.context, self.uuid,
-                                       data.get('name'), data.get('metadata'))
+        created, view = aggregates.put(context, self.uuid, data.get('name'),
+                                       data.get('metadata'))
         pecan.response.status = 201 if created else 200
         return view
 
     @index.when(method='DELETE')
     def delete(self):
-        aggregates.delete(pecan.request.context, self.uuid)
+        aggregates.delete(policy.authorized_context(rules.WRITE), self.uuid)
         return webob.Response(status=204)
 
 
@@ -50,7 +54,8 @@ class AggregatesController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        return {'aggregates': aggregates.get_all(pecan.request.context)}
+        return {'aggregates': aggregates.get_all(
+            policy.authorized_context(rules.READ))}
 
     @pecan.expose()
     def _lookup(self, uuid, *remainder):

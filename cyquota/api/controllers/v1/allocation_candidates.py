@@ -3,8 +3,10 @@ rule and its ``member_key`` parameter)."""
 
 import pecan
 
+from cyquota.api import policy
 from cyquota.placement import candidates
 from cyquota.placement import request
+from cyquota.policies import devices as rules
 
 
 class AllocationCandidatesController:
@@ -15,5 +17,6 @@ class AllocationCandidatesController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        context = policy.authorized_context(rules.READ)
         device_request = request.from_params(pecan.request.GET)
-        return candidates.search(pecan.request.context, device_request)
+        return candidates.search(context, device_request)

@@ -8,6 +8,7 @@ and changes nothing.
 import pecan
 import webob
 
+from cyquota.api import policy
 from cyquota.api.schemas import inventory as inventory_schema
 from cyquota.api.schemas import resource_provider as schema
 from cyquota.api import validation
@@ -19,6 +20,7 @@ from cyquota.placement import member_of
 from cyquota.placement import providers
 from cyquota.placement import request
 from cyquota.placement import traits
+from cyquota.policies import devices as rules
 
 _LINKS = ('inventories', 'usages', 'aggregates', 'traits', 'allocations')
 _FILTERS = ('name', 'uuid', 'in_tree', 'resources')
@@ -76,14 +78,16 @@ class _GenerationalController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        return self._body(*self._read(pecan.request.context, self.uuid))
+        return self._body(*self._read(
+            policy.authorized_context(rules.READ), self.uuid))
 
     @index.when(method='PUT', template='json')
     def put(self):
+        context = policy.authorized_context(rules.WRITE)
         data = validation.json_body(self._schema)
         return self._body(*self._write(
-            pecan.request.context, self.uuid,
-            int(data['resource_provider_generation']), self._value(data)))
+            context, self.uuid, int(data['resource_provider_generation']),
+            self._value(data)))
 
 
 class InventoriesController(_GenerationalController):
@@ -151,8 +155,8 @@ class UsagesController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        generation, used = allocations.usages(pecan.request.context,
-                                              self.uuid)
+        generation, used = allocations.usages(
+            policy.authorized_context(rules.READ), self.uuid)
         return {'resource_provider_generation': generation, 'usages': used}
 
 
@@ -169,7 +173,7 @@ class AllocationsController:
     @index.when(method='GET', template='json')
     def get(self):
         generation, held = allocations.get_for_provider(
-            pecan.request.context, self.uuid)
+            policy.authorized_context(rules.READ), self.uuid)
         return {'allocations': held,
                 'resource_provider_generation': generation}
 
@@ -191,11 +195,12 @@ class ResourceProviderController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        return _view(providers.get(pecan.request.context, self.uuid))
+        return _view(providers.get(policy.authorized_context(rules.READ),
+                                   self.uuid))
 
     @index.when(method='DELETE')
     def delete(self):
-        providers.delete(pecan.request.context, self.uuid)
+        providers.delete(policy.authorized_context(rules.WRITE), self.uuid)
         return webob.Response(status=204)
 
 
@@ -208,14 +213,16 @@ class ResourceProvidersController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        found = providers.get_all(pecan.request.context, **_filters())
+        context = policy.authorized_context(rules.READ)
+        found = providers.get_all(context, **_filters())
         return {'resource_providers': [_view(p) for p in found]}
 
     @index.when(method='POST', template='json')
     def post(self):
+        context = policy.authorized_context(rules.WRITE)
         data = validation.json_body(schema.POST_RESOURCE_PROVIDER)
         provider = providers.create(
-            pecan.request.context, data['name'], uuid=data.get('uuid'),
+            context, data['name'], uuid=data.get('uuid'),
             parent_provider_uuid=data.get('parent_provider_uuid'))
         pecan.response.location = _url(provider.uuid)
         return _view(provider)
