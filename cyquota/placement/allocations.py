@@ -174,6 +174,16 @@ def free(context, consumer_id):
     return _run(_free, context, consumer_id)
 
 
+def holds_any(context, consumer_id):
+    """Whether ``consumer_id`` has any device allocation (one cheap query,
+    for the ledger's release)."""
+    with db_api.reader(context) as session:
+        return session.execute(
+            sa.select(_allocations.c.consumer_id)
+            .where(_allocations.c.consumer_id == consumer_id)
+            .limit(1)).first() is not None
+
+
 def get_for_consumer(context, consumer_id):
     """``{"allocations": {provider_uuid: {"resources"}}, "project_id",
     "user_id"}`` of ``consumer_id`` (empty allocations if none)."""

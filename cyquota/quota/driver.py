@@ -274,9 +274,9 @@ class DbQuotaDriver:
         resources = list(deltas)
         now = models.utcnow()
         with db_api.writer(context) as session:
-            holds_devices = consumer_id is not None and bool(
-                device_allocations.get_for_consumer(
-                    context, consumer_id)['allocations'])
+            holds_devices = (consumer_id is not None and
+                             device_allocations.holds_any(context,
+                                                          consumer_id))
             if holds_devices:
                 # Whether the consumer ends up holding nothing depends on
                 # all its resources: lock every row of the project.

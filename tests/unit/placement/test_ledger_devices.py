@@ -137,3 +137,12 @@ def test_no_device_fits_and_nothing_is_reserved(devices, ctx):
                   devices={'resources': 'FPGA:4'})
     assert _count('reservations') == 0
     assert Q.get_project_usage(ctx, 'p1')['FPGA']['reserved'] == 0
+
+
+def test_holds_any_follows_the_claim(devices, ctx):
+    assert not allocations.holds_any(ctx, 'vm1')
+    uuids = Q.reserve(ctx, 'p1', {'FPGA': 1}, consumer_id='vm1',
+                      devices={'resources': 'FPGA:1'})
+    assert allocations.holds_any(ctx, 'vm1')
+    Q.rollback(ctx, 'p1', uuids)
+    assert not allocations.holds_any(ctx, 'vm1')

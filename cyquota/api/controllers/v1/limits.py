@@ -39,9 +39,8 @@ class LimitController:
 
     @index.when(method='PUT', template='json')
     def put(self):
-        context = pecan.request.context
-        policy.authorize(context, rules.UPDATE,
-                         {'project_id': self.project_id})
+        context = policy.authorized_context(
+            rules.UPDATE, {'project_id': self.project_id})
         data = validation.json_body(schema.PUT_LIMIT)
         quota.QUOTAS.limit_source.set_project_limit(
             context, self.project_id, self.resource, data['resource_limit'])
@@ -50,9 +49,8 @@ class LimitController:
 
     @index.when(method='DELETE')
     def delete(self):
-        context = pecan.request.context
-        policy.authorize(context, rules.DELETE,
-                         {'project_id': self.project_id})
+        context = policy.authorized_context(
+            rules.DELETE, {'project_id': self.project_id})
         quota.QUOTAS.limit_source.delete_project_limit(
             context, self.project_id, self.resource)
         return webob.Response(status=204)
@@ -78,8 +76,7 @@ class ModelController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        context = pecan.request.context
-        policy.authorize(context, rules.MODEL, {})
+        policy.authorized_context(rules.MODEL)
         model = quota.QUOTAS.limit_source.model
         return {'model': {'name': model.name,
                           'description': model.description}}
@@ -102,9 +99,8 @@ class LimitsController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        context = pecan.request.context
         params = query.params('project_id')
-        policy.authorize(context, rules.LIST, query.target(params))
+        context = policy.authorized_context(rules.LIST, query.target(params))
         project_id = params['project_id']
         source = quota.QUOTAS.limit_source
         if project_id is not None:

@@ -23,9 +23,8 @@ class ProjectController:
 
     @index.when(method='PUT', template='json')
     def put(self):
-        context = pecan.request.context
-        policy.authorize(context, rules.PROJECT_UPDATE,
-                         {'project_id': self.project_id})
+        context = policy.authorized_context(
+            rules.PROJECT_UPDATE, {'project_id': self.project_id})
         data = validation.json_body(schema.PUT_PROJECT)
         project = quota.QUOTAS.limit_source.set_project(
             context, self.project_id, parent_id=data.get('parent_id'),

@@ -69,8 +69,8 @@ class QuotaUsageController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        context = pecan.request.context
-        policy.authorize(context, rules.SHOW, {'project_id': self.project_id})
+        context = policy.authorized_context(
+            rules.SHOW, {'project_id': self.project_id})
         # One transaction (the engine's reads join it): one snapshot and
         # one connection for the usage and the parent.
         with db_api.reader(context):
@@ -92,9 +92,8 @@ class QuotaUsagesController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        context = pecan.request.context
         params = query.params('project_id', 'resource', 'limit', 'marker')
-        policy.authorize(context, rules.LIST, query.target(params))
+        context = policy.authorized_context(rules.LIST, query.target(params))
         page_size = query.page_size(params['limit'])
         rows = quota.QUOTAS.list_usages(
             context, project_id=params['project_id'],

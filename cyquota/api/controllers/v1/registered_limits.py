@@ -23,8 +23,7 @@ class RegisteredLimitController:
 
     @index.when(method='PUT', template='json')
     def put(self):
-        context = pecan.request.context
-        policy.authorize(context, rules.REGISTERED_UPDATE, {})
+        context = policy.authorized_context(rules.REGISTERED_UPDATE)
         data = validation.json_body(schema.PUT_REGISTERED_LIMIT)
         quota.QUOTAS.limit_source.set_registered_limit(
             context, self.resource, data['default_limit'])
@@ -41,8 +40,7 @@ class RegisteredLimitsController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        context = pecan.request.context
-        policy.authorize(context, rules.REGISTERED_LIST, {})
+        context = policy.authorized_context(rules.REGISTERED_LIST)
         query.params()  # no filters: an unknown key is a 400
         registered = quota.QUOTAS.limit_source.get_registered_limits(
             context, quota.QUOTAS.resources)

@@ -62,9 +62,8 @@ class _FinishController:
     @index.when(method='POST')
     def post(self):
         data = validation.json_body(schema.FINISH_RESERVATIONS)
-        context = pecan.request.context
-        policy.authorize(context, self.rule,
-                         {'project_id': data['project_id']})
+        context = policy.authorized_context(
+            self.rule, {'project_id': data['project_id']})
         self.action(context, data['project_id'], data['reservations'])
         return webob.Response(status=204)
 
@@ -81,9 +80,8 @@ class ReservationsController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        context = pecan.request.context
         params = query.params('project_id', 'status', 'limit')
-        policy.authorize(context, rules.LIST, query.target(params))
+        context = policy.authorized_context(rules.LIST, query.target(params))
         query.choice('status', params['status'], models.STATUSES)
         rows = quota.QUOTAS.list_reservations(
             context, project_id=params['project_id'],
@@ -94,9 +92,9 @@ class ReservationsController:
     @index.when(method='POST', template='json')
     def post(self):
         data = validation.json_body(schema.POST_RESERVATION)
-        context = pecan.request.context
         project_id = data['project_id']
-        policy.authorize(context, rules.CREATE, {'project_id': project_id})
+        context = policy.authorized_context(rules.CREATE,
+                                            {'project_id': project_id})
         expire = _expire(data.get('expire'))
         dry_run = data.get('dry_run', False)
         devices = data.get('devices')
