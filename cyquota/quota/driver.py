@@ -2,23 +2,34 @@
 
 Locking discipline, the whole of the ledger's concurrency story:
 
-* Every transaction that changes a project's books first locks that
-  project's ``quota_usages`` rows with ``SELECT ... FOR UPDATE``, ordered by
-  resource, before it reads any reservation or consumer row. Those later
-  reads see every change committed under the locks: PostgreSQL runs READ
-  COMMITTED, and cyquota sets MySQL/MariaDB sessions to READ COMMITTED too
-  (``db_api``), so no read is served from an older snapshot.
-* A reservation row is only changed while its project's usage rows are
-  locked, so reservation rows need no locks of their own.
-* Rows are always locked in the same order, so transactions queue rather
-  than deadlock; the rare deadlock or lost race to create a first row is
-  retried as a whole transaction (``db_api.retry_on_conflict``).
-* Under a hierarchical model (strict-two-level) a transaction first locks
-  the ``tree_usages`` rows of the project's root, then the project's own
-  rows (root before child, always), and changes the root's rows by what
-  it changed in the project's (``tree_usage``). Reservations in different
-  children of one root queue on the root's rows, so the tree check sees
-  every earlier one; under the flat model nothing of this runs.
+* Locks are taken in one order, so transactions queue rather than
+  deadlock: the reservation rows a transaction ends (commit, rollback,
+  expiry), then under a hierarchical model the project's root's
+  ``tree_usages`` rows, then the project's ``quota_usages`` rows in
+  resource order, then ``consumer_usages`` rows. The rare deadlock or lost
+  race to create a first row is retried as a whole transaction
+  (``db_api.retry_on_conflict``).
+* A reservation's status changes only from ``reserved``, and only while
+  its row is locked, so each reservation ends exactly once; its
+  resource and delta never change, so they may be read unlocked.
+* Under the flat model the common cases change each count with one
+  conditional UPDATE rather than locking and reading the usage row first:
+  a reserve adds to ``reserved`` only where ``used + reserved + delta``
+  fits the limit (which the statement reads itself when the limits are in
+  this database), and an end moves counts only where none goes below
+  zero. When such an UPDATE changes no row (no row yet, over quota, drift,
+  or a reserve's request id was seen before), the locked path decides: it
+  locks the rows with ``SELECT ... FOR UPDATE``, reads them, and says
+  exactly why (a reserve rolls its attempt back first).
+* Every read that follows a lock sees all that was committed under it:
+  PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
+  to READ COMMITTED too (``db_api``).
+* Under a hierarchical model (strict-two-level) a transaction locks the
+  ``tree_usages`` rows of the project's root before the project's own
+  rows, and changes the root's rows by what it changed in the project's
+  (``tree_usage``). Reservations in different children of one root queue
+  on the root's rows, so the tree check sees every earlier one; under the
+  flat model nothing of this runs.
 
 Input is validated by the QuotaEngine before it reaches the driver.
 """
@@ -26,6 +37,7 @@ Input is validated by the QuotaEngine before it reaches the driver.
 import dataclasses
 import datetime
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -57,22 +69,66 @@ _LOCK_USAGES = _LOCK_ALL_USAGES.where(
     _usages.c.resource.in_(sa.bindparam('resources', expanding=True)))
 _INSERT_USAGE = _usages.insert()
 _INSERT_RESERVATIONS = _reservations.insert()
+# (Bind names of UPDATEs must differ from the column names.)
 _WRITE_USAGE = (
     _usages.update()
     .where(_usages.c.id == sa.bindparam('_id'))
     .values(used=sa.bindparam('_used'), reserved=sa.bindparam('_reserved'),
             updated_at=sa.bindparam('_now')))
+_THE_USAGE = (_usages.c.project_id == sa.bindparam('_project_id'),
+              _usages.c.resource == sa.bindparam('_resource'))
+# A reserve's row, its usage row's id read by the INSERT itself.
+_INSERT_RESERVATION_OF_USAGE = _reservations.insert().from_select(
+    ['usage_id', 'project_id', 'resource', 'uuid', 'delta', 'expire',
+     'status', 'request_id', 'consumer_id', 'devices', 'created_at'],
+    sa.select(_usages.c.id, _usages.c.project_id, _usages.c.resource,
+              *[sa.bindparam('_' + name, type_=_reservations.c[name].type)
+                for name in ('uuid', 'delta', 'expire', 'status',
+                             'request_id', 'consumer_id', 'devices',
+                             'created_at')])
+    .where(*_THE_USAGE))
+# The end of reserved rows of one resource, all of positive deltas:
+# ``_held`` off reserved (unless that would go below zero) and ``_used``
+# (``_held`` or 0) onto used.
+_END_RESERVED = (
+    _usages.update()
+    .where(*_THE_USAGE, _usages.c.reserved >= sa.bindparam('_held'))
+    .values(reserved=_usages.c.reserved - sa.bindparam('_held'),
+            used=_usages.c.used + sa.bindparam('_used'),
+            updated_at=sa.bindparam('_now')))
+_REQUEST_SEEN = (
+    sa.select(_reservations.c.id)
+    .where(_reservations.c.project_id == sa.bindparam('_project_id'),
+           _reservations.c.request_id == sa.bindparam('_request_id'))
+    .limit(1))
+_RESERVATION_COLUMNS = (
+    _reservations.c.id, _reservations.c.uuid, _reservations.c.resource,
+    _reservations.c.delta, _reservations.c.status,
+    _reservations.c.consumer_id, _reservations.c.devices)
 _FIND_RESERVATIONS = (
-    sa.select(_reservations.c.id, _reservations.c.uuid,
-              _reservations.c.resource, _reservations.c.delta,
-              _reservations.c.status, _reservations.c.consumer_id,
-              _reservations.c.devices)
-    .where(_reservations.c.project_id == sa.bindparam('project_id'),
-           _reservations.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+    sa.select(*_RESERVATION_COLUMNS)
+    .where(_reservations.c.project_id == sa.bindparam('_project_id'),
+           _reservations.c.uuid.in_(sa.bindparam('_uuids', expanding=True)))
     # Creation order, so a batch's result never depends on how its uuids
     # happen to sort.
     .order_by(_reservations.c.id))
-# (Bind names of UPDATEs must differ from the column names.)
+_LOCK_RESERVATIONS = _FIND_RESERVATIONS.with_for_update()
+# Where UPDATE ... RETURNING exists, one statement locks, ends and reads.
+_END_RESERVATIONS_RETURNING = (
+    _reservations.update()
+    .where(_reservations.c.project_id == sa.bindparam('_project_id'),
+           _reservations.c.uuid.in_(sa.bindparam('_uuids', expanding=True)),
+           _reservations.c.status == models.RESERVED)
+    .values(status=sa.bindparam('_status'), updated_at=sa.bindparam('_now'))
+    .returning(*_RESERVATION_COLUMNS))
+_LOCK_EXPIRED = (
+    sa.select(*_RESERVATION_COLUMNS)
+    .where(_reservations.c.project_id == sa.bindparam('_project_id'),
+           _reservations.c.status == models.RESERVED,
+           _reservations.c.expire < sa.bindparam('_now'))
+    .order_by(_reservations.c.id)
+    .limit(sa.bindparam('_batch'))
+    .with_for_update())
 _SET_STATUS = (
     _reservations.update()
     .where(_reservations.c.id.in_(sa.bindparam('_ids', expanding=True)))
@@ -86,6 +142,23 @@ _ADD_TO_CONSUMER = (
            _consumers.c.used + sa.bindparam('_delta') >= 0)
     .values(used=_consumers.c.used + sa.bindparam('_delta'),
             updated_at=sa.bindparam('_now')))
+
+
+def _reserve_if_fits(limit):
+    """The UPDATE adding ``_delta`` to a usage row's reserved count only if
+    the total stays within ``limit`` (an SQL expression; below zero:
+    unlimited) and the largest count."""
+    total = (_usages.c.used + _usages.c.reserved
+             + sa.cast(sa.bindparam('_delta'), sa.BigInteger))
+    return (_usages.update()
+            .where(*_THE_USAGE, total <= models.MAX_COUNT,
+                   sa.or_(limit < 0, total <= limit))
+            .values(reserved=_usages.c.reserved + sa.bindparam('_delta'),
+                    updated_at=sa.bindparam('_now')))
+
+
+class _Undecided(Exception):
+    """A conditional UPDATE changed no row: the locked path decides."""
 
 
 @dataclasses.dataclass
@@ -123,6 +196,11 @@ class DbQuotaDriver:
 
     def __init__(self, model):
         self.model = model
+        limit = None if model.hierarchical else model.limit_sql()
+        #: Whether the reserve's UPDATE reads the limit itself.
+        self._limit_in_sql = limit is not None
+        self._reserve_statement = _reserve_if_fits(
+            sa.bindparam('_limit') if limit is None else limit)
 
     # -- reading -----------------------------------------------------------
 
@@ -216,17 +294,66 @@ class DbQuotaDriver:
         resource order (``[]`` for a dry run, which writes nothing).
         ``devices``: a placement DeviceRequest to allocate to
         ``consumer_id`` in the same transaction."""
+        if (not dry_run and devices is None and not self.model.hierarchical
+                and min(deltas.values()) > 0):
+            uuids = self._reserve_unread(context, project_id, deltas, expire,
+                                         request_id, consumer_id)
+            if uuids is not None:
+                return uuids
+        return self._reserve_locked(context, project_id, deltas, expire,
+                                    request_id, consumer_id, dry_run,
+                                    devices)
+
+    def _reserve_unread(self, context, project_id, deltas, expire,
+                        request_id, consumer_id):
+        """The flat model's reserve of positive deltas with one conditional
+        UPDATE per resource and one INSERT, reading no row but, with a
+        ``request_id``, whether it was used before. None, with nothing
+        written, when a usage row is missing, a delta does not fit or the
+        request id was used before: the locked path then decides."""
+        params = dict(_project_id=project_id, _request_id=request_id,
+                      _now=models.utcnow())
+        if self._limit_in_sql:
+            params['_default'] = self.model.source.unregistered_limit
+        else:
+            # Limits from elsewhere (Keystone) are read before any lock.
+            limits = self.model.project_limits(context, project_id,
+                                               list(deltas))
+        rows = [dict(params, _resource=resource, _delta=delta,
+                     _uuid=uuidutils.generate_uuid(), _expire=expire,
+                     _status=models.RESERVED, _request_id=request_id,
+                     _consumer_id=consumer_id, _devices=False,
+                     _created_at=params['_now'])
+                for resource, delta in deltas.items()]
+        try:
+            with db_api.writer_connection(context) as conn:
+                for row in rows:
+                    if not self._limit_in_sql:
+                        row['_limit'] = limits[row['_resource']]
+                    if conn.execute(self._reserve_statement,
+                                    row).rowcount != 1:
+                        raise _Undecided()
+                if request_id is not None and conn.execute(
+                        _REQUEST_SEEN, params).first() is not None:
+                    raise _Undecided()
+                for row in rows:
+                    conn.execute(_INSERT_RESERVATION_OF_USAGE, row)
+        except (_Undecided, db_exc.DBDuplicateEntry):
+            return None
+        return [row['_uuid'] for row in rows]
+
+    def _reserve_locked(self, context, project_id, deltas, expire,
+                        request_id, consumer_id, dry_run, devices):
+        """The reserve that locks and reads the usage rows first: any
+        model, any delta, devices, dry runs, and the exact refusal."""
         resources = list(deltas)
-        with db_api.writer(context) as orm_session:
-            # Core statements on the transaction's connection skip the ORM's
-            # execution machinery.
-            session = orm_session.connection()
-            tree = self._lock_tree(context, session, project_id, resources,
+        with db_api.writer_connection(context) as conn:
+            tree = self._lock_tree(context, conn, project_id, resources,
                                    create=not dry_run)
-            usages = self._lock_usages(session, project_id, resources,
+            usages = self._lock_usages(conn, project_id, resources,
                                        create=not dry_run, tree=tree)
             if request_id is not None:
-                earlier = self._find_request(session, project_id, request_id,
+                earlier = self._find_request(conn, project_id, request_id,
                                              deltas)
                 if earlier is not None:
                     return earlier
@@ -246,12 +373,12 @@ class DbQuotaDriver:
                          consumer_id=consumer_id,
                          devices=devices is not None, created_at=now)
                     for r, d in deltas.items()]
-            session.execute(_INSERT_RESERVATIONS,
-                            rows[0] if len(rows) == 1 else rows)
+            conn.execute(_INSERT_RESERVATIONS,
+                         rows[0] if len(rows) == 1 else rows)
             for resource, delta in deltas.items():
                 if delta > 0:
                     usages[resource].add('reserved', delta)
-            self._write_usages(session, usages, tree)
+            self._write_usages(conn, usages, tree)
         return [row['uuid'] for row in rows]
 
     def commit(self, context, project_id, uuids):
@@ -412,35 +539,50 @@ class DbQuotaDriver:
 
     @db_api.retry_on_conflict
     def _finish(self, context, project_id, uuids, target):
-        action = 'commit' if target == models.COMMITTED else 'roll back'
-        with db_api.writer(context) as orm_session:
-            session = orm_session.connection()
-            tree = self._lock_tree(context, session, project_id)
-            usages = self._lock_usages(session, project_id, tree=tree)
-            rows = session.execute(
-                _FIND_RESERVATIONS,
-                dict(project_id=project_id, uuids=list(uuids))).all()
-            missing = set(uuids) - {row.uuid for row in rows}
-            if missing:
-                raise exception.ReservationNotFound(
-                    uuids=', '.join(sorted(missing)), project_id=project_id)
-            pending = []
-            for row in rows:
-                if row.status == models.RESERVED:
-                    pending.append(row)
-                elif not self._already_done(row.status, target):
-                    raise exception.ReservationConflict(
-                        action=action, uuid=row.uuid, status=row.status)
-            for row in pending:
-                self._settle(session, project_id, usages[row.resource], row,
-                             target)
+        with db_api.writer_connection(context) as conn:
+            pending = self._end_reservations(conn, project_id, uuids, target)
             if pending:
-                self._write_usages(session, usages, tree)
-                session.execute(_SET_STATUS, dict(
-                    _ids=[r.id for r in pending], _status=target,
-                    _now=models.utcnow()))
+                self._apply_ends(context, conn, project_id, pending, target)
                 if target != models.COMMITTED:
                     self._free_devices(context, pending)
+
+    def _end_reservations(self, conn, project_id, uuids, target):
+        """Lock the reservations and set those still reserved to
+        ``target``; returns those, in creation order. Not found or already
+        ended the other way raise (and the transaction rolls back)."""
+        params = dict(_project_id=project_id, _uuids=list(uuids))
+        now = models.utcnow()
+        if conn.dialect.update_returning:
+            pending = sorted(conn.execute(
+                _END_RESERVATIONS_RETURNING,
+                dict(params, _status=target, _now=now)).all(),
+                key=lambda row: row.id)
+            ended = {row.uuid for row in pending}
+            others = []
+            if len(ended) < len(uuids):
+                others = conn.execute(_FIND_RESERVATIONS, dict(
+                    params, _uuids=[u for u in uuids
+                                    if u not in ended])).all()
+        else:
+            rows = conn.execute(_LOCK_RESERVATIONS, params).all()
+            pending = [row for row in rows if row.status == models.RESERVED]
+            others = [row for row in rows if row.status != models.RESERVED]
+            if pending:
+                conn.execute(_SET_STATUS, dict(
+                    _ids=[row.id for row in pending], _status=target,
+                    _now=now))
+        missing = (set(uuids) - {row.uuid for row in pending}
+                   - {row.uuid for row in others})
+        if missing:
+            raise exception.ReservationNotFound(
+                uuids=', '.join(sorted(missing)), project_id=project_id)
+        for row in others:
+            if not self._already_done(row.status, target):
+                raise exception.ReservationConflict(
+                    action=('commit' if target == models.COMMITTED
+                            else 'roll back'),
+                    uuid=row.uuid, status=row.status)
+        return pending
 
     @staticmethod
     def _already_done(status, target):
@@ -450,8 +592,49 @@ class DbQuotaDriver:
             return status == models.COMMITTED
         return status in (models.ROLLED_BACK, models.EXPIRED)
 
+    def _apply_ends(self, context, conn, project_id, rows, target):
+        """Apply the end (``target``) of reservation rows, already set to
+        it, to the counts and, for a commit, to what consumers hold."""
+        if self.model.hierarchical:
+            self._apply_ends_locked(context, conn, project_id, rows, target)
+        else:
+            by_resource = {}
+            for row in rows:
+                by_resource.setdefault(row.resource, []).append(row)
+            now = models.utcnow()
+            for resource, group in sorted(by_resource.items()):
+                held = sum(row.delta for row in group)
+                used = held if target == models.COMMITTED else 0
+                # Negative deltas are applied row by row, in creation
+                # order, as each may stop at zero.
+                if min(row.delta for row in group) < 0 or conn.execute(
+                        _END_RESERVED, dict(
+                            _project_id=project_id, _resource=resource,
+                            _held=held, _used=used,
+                            _now=now)).rowcount != 1:
+                    # A count would go below zero: drift, told row by row.
+                    self._apply_ends_locked(context, conn, project_id,
+                                            group, target)
+        if target == models.COMMITTED:
+            for row in rows:
+                self._add_consumer_usage(conn, project_id, row.resource,
+                                         row.consumer_id, row.delta)
+
+    def _apply_ends_locked(self, context, conn, project_id, rows, target):
+        """``_apply_ends``' counts with the usage (and tree) rows locked and
+        read: under a hierarchical model, and to record drift."""
+        resources = sorted({row.resource for row in rows})
+        tree = self._lock_tree(context, conn, project_id, resources)
+        usages = self._lock_usages(conn, project_id, resources, create=True,
+                                   tree=tree)
+        for row in rows:
+            self._settle(conn, project_id, usages[row.resource], row,
+                         target)
+        self._write_usages(conn, usages, tree)
+
     def _settle(self, session, project_id, usage, row, target):
-        """Apply one reserved row's end (commit, rollback or expiry)."""
+        """Apply one reserved row's end (commit, rollback or expiry) to its
+        locked usage."""
         if row.delta > 0:
             given = -usage.add('reserved', -row.delta)
             if given < row.delta:
@@ -467,33 +650,19 @@ class DbQuotaDriver:
                 session, project_id, row.resource, row.consumer_id,
                 'used_below_zero', row.delta, applied,
                 'commit of reservation %s' % row.uuid)
-        self._add_consumer_usage(session, project_id, row.resource,
-                                 row.consumer_id, row.delta)
 
     @db_api.retry_on_conflict
     def _expire_project(self, context, project_id, now):
-        with db_api.writer(context) as session:
-            tree = self._lock_tree(context, session, project_id)
-            usages = self._lock_usages(session, project_id, tree=tree)
-            rows = session.execute(
-                sa.select(_reservations.c.id, _reservations.c.uuid,
-                          _reservations.c.resource, _reservations.c.delta,
-                          _reservations.c.consumer_id,
-                          _reservations.c.devices)
-                .where(_reservations.c.project_id == project_id,
-                       _reservations.c.status == models.RESERVED,
-                       _reservations.c.expire < now)
-                .order_by(_reservations.c.id)
-                .limit(CONF.quota.batch_size)).all()
-            for row in rows:
-                self._settle(session, project_id, usages[row.resource], row,
-                             models.EXPIRED)
+        with db_api.writer_connection(context) as conn:
+            rows = conn.execute(_LOCK_EXPIRED, dict(
+                _project_id=project_id, _now=now,
+                _batch=CONF.quota.batch_size)).all()
             if rows:
-                self._write_usages(session, usages, tree)
-                session.execute(
-                    _reservations.update()
-                    .where(_reservations.c.id.in_([r.id for r in rows]))
-                    .values(status=models.EXPIRED, updated_at=now))
+                conn.execute(_SET_STATUS, dict(
+                    _ids=[row.id for row in rows], _status=models.EXPIRED,
+                    _now=now))
+                self._apply_ends(context, conn, project_id, rows,
+                                 models.EXPIRED)
                 self._free_devices(context, rows)
         if rows:
             LOG.info('Expired %d reservation(s) of project %s',

@@ -20,6 +20,12 @@ from cyquota import exception
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit import test_engine
+from tests.unit.test_ledger_statements import (  # noqa: F401 (and here)
+    test_a_refused_update_falls_back_to_the_locked_path,
+    test_reserve_and_commit_change_counts_without_reading_them,
+    test_rollback_and_expiry_touch_no_consumer,
+    test_unlimited_and_zero_limits_in_the_statement,
+)
 from tests.unit.test_engine import (  # noqa: F401 (run here on each server)
     counts,
     rows,
@@ -219,4 +225,32 @@ def test_commit_and_rollback_of_one_reservation_at_once(
             committed += 1
         assert [r[i] for r in results] == won
     assert counts(ctx, 'race', 'FPGA') == (committed, 0)
+    assert sum(r['used'] for r in rows('consumer_usages')) == committed
+
+
+def test_commit_and_expiry_of_one_reservation_at_once(
+        backend, ctx, in_step):
+    # A commit locks its reservation before the counts, as expiry does, so
+    # the two queue and never deadlock: no database error at all.
+    committed = expired = 0
+    for round_ in range(ROUNDS // 2):
+        project = 'due-%02d' % round_
+        first, second = (QUOTAS.reserve(ctx, project, {'FPGA': 1},
+                                        expire=0.2) for _ in range(2))
+        time.sleep(0.3)
+        results, collisions = in_step(
+            [('commit', (project, first), {})],
+            [('commit', (project, second), {})],
+            [('expire', (), {})], [('expire', (), {})])
+        assert collisions == 0
+        statuses = [rows('reservations', uuid=uuids[0])[0]['status']
+                    for uuids in (first, second)]
+        for status, [result] in zip(statuses, results):
+            assert (status, result) in (('committed', None), (
+                'expired', 'ReservationConflict')), (statuses, results)
+        assert sum(r[0] for r in results[2:]) == statuses.count('expired')
+        assert counts(ctx, project, 'FPGA') == (
+            statuses.count('committed'), 0)
+        committed += statuses.count('committed')
+        expired += statuses.count('expired')
     assert sum(r['used'] for r in rows('consumer_usages')) == committed

@@ -1,5 +1,7 @@
 """The flat enforcement model: each project against its own limit."""
 
+import sqlalchemy as sa
+
 
 class FlatModel:
     """A project's limit is its own, else the registered default, else the
@@ -22,6 +24,16 @@ class FlatModel:
                                                  resources)
         default = self.source.unregistered_limit
         return {r: own.get(r, registered.get(r, default)) for r in resources}
+
+    def limit_sql(self):
+        """``project_limits``' rule as a SQL expression over the bind
+        parameters ``_project_id``, ``_resource`` and ``_default`` (the
+        source's ``unregistered_limit``), or None when the source's limits
+        are not in cyquota's database."""
+        limits = self.source.sql_limits()
+        if limits is None:
+            return None
+        return sa.func.coalesce(*limits, sa.bindparam('_default'))
 
     def check_parent(self, project_id, parent_id, grandparent_id):
         """Any hierarchy is accepted."""

@@ -90,6 +90,16 @@ class LocalLimitSource(source.LimitSource):
                 (own if is_own else registered)[resource] = value
         return registered, own
 
+    def sql_limits(self):
+        return (
+            sa.select(_project.c.resource_limit)
+            .where(_project.c.project_id == sa.bindparam('_project_id'),
+                   _project.c.resource == sa.bindparam('_resource'))
+            .scalar_subquery(),
+            sa.select(_registered.c.default_limit)
+            .where(_registered.c.resource == sa.bindparam('_resource'))
+            .scalar_subquery())
+
     def get_parent(self, context, project_id):
         return self.get_tree_limits(context, project_id, ()).parent_id
 

@@ -81,6 +81,15 @@ class LimitSource(abc.ABC):
         return (self.get_registered_limits(context, resources),
                 self.get_project_limits(context, project_id, resources))
 
+    def sql_limits(self):
+        """``(own, registered)``: a project's own and the registered limit
+        of one resource as SQL scalar subqueries over the bind parameters
+        ``_project_id`` and ``_resource`` (NULL where unset), for a source
+        whose limits are in cyquota's database; None for any other. A
+        statement can then check a limit without reading it first.
+        """
+        return None
+
     def get_tree_limits(self, context, project_id, resources,
                         register=False):
         """A ``TreeLimits`` for ``project_id``.
