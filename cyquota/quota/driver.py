@@ -112,7 +112,13 @@ _FIND_RESERVATIONS = (
     # Creation order, so a batch's result never depends on how its uuids
     # happen to sort.
     .order_by(_reservations.c.id))
-_LOCK_RESERVATIONS = _FIND_RESERVATIONS.with_for_update()
+# By uuid alone, so that InnoDB locks the rows through the uuid index and
+# no other (see _LOCK_RESERVED_BY_ID); the project is checked afterwards.
+_LOCK_RESERVATIONS = (
+    sa.select(_reservations.c.project_id, *_RESERVATION_COLUMNS)
+    .where(_reservations.c.uuid.in_(sa.bindparam('_uuids', expanding=True)))
+    .order_by(_reservations.c.id)
+    .with_for_update())
 # Where UPDATE ... RETURNING exists, one statement locks, ends and reads.
 _END_RESERVATIONS_RETURNING = (
     _reservations.update()
@@ -121,13 +127,22 @@ _END_RESERVATIONS_RETURNING = (
            _reservations.c.status == models.RESERVED)
     .values(status=sa.bindparam('_status'), updated_at=sa.bindparam('_now'))
     .returning(*_RESERVATION_COLUMNS))
-_LOCK_EXPIRED = (
-    sa.select(*_RESERVATION_COLUMNS)
+_DUE_RESERVATIONS = (
+    sa.select(_reservations.c.id)
     .where(_reservations.c.project_id == sa.bindparam('_project_id'),
            _reservations.c.status == models.RESERVED,
            _reservations.c.expire < sa.bindparam('_now'))
     .order_by(_reservations.c.id)
-    .limit(sa.bindparam('_batch'))
+    .limit(sa.bindparam('_batch')))
+# Locked by primary key only: InnoDB locks the index entries a locking read
+# passes through, and a secondary index entry locked before its row would
+# deadlock with a commit, which locks the row (by uuid) and then changes
+# that entry.
+_LOCK_RESERVED_BY_ID = (
+    sa.select(*_RESERVATION_COLUMNS)
+    .where(_reservations.c.id.in_(sa.bindparam('_ids', expanding=True)),
+           _reservations.c.status == models.RESERVED)
+    .order_by(_reservations.c.id)
     .with_for_update())
 _SET_STATUS = (
     _reservations.update()
@@ -564,7 +579,8 @@ class DbQuotaDriver:
                     params, _uuids=[u for u in uuids
                                     if u not in ended])).all()
         else:
-            rows = conn.execute(_LOCK_RESERVATIONS, params).all()
+            rows = [row for row in conn.execute(_LOCK_RESERVATIONS, params)
+                    if row.project_id == project_id]
             pending = [row for row in rows if row.status == models.RESERVED]
             others = [row for row in rows if row.status != models.RESERVED]
             if pending:
@@ -654,9 +670,11 @@ class DbQuotaDriver:
     @db_api.retry_on_conflict
     def _expire_project(self, context, project_id, now):
         with db_api.writer_connection(context) as conn:
-            rows = conn.execute(_LOCK_EXPIRED, dict(
+            due = conn.execute(_DUE_RESERVATIONS, dict(
                 _project_id=project_id, _now=now,
-                _batch=CONF.quota.batch_size)).all()
+                _batch=CONF.quota.batch_size)).scalars().all()
+            rows = conn.execute(_LOCK_RESERVED_BY_ID, dict(
+                _ids=due)).all() if due else []
             if rows:
                 conn.execute(_SET_STATUS, dict(
                     _ids=[row.id for row in rows], _status=models.EXPIRED,

@@ -94,8 +94,9 @@ def test_rollback_and_expiry_touch_no_consumer(db, ctx):
     db.advance(6)
     with statements() as expire:
         assert QUOTAS.expire(ctx) == 1
-    # (Before and after: which projects have expired reservations.)
-    assert expire[1:-1] == [_locking_select('reservations'),
+    # (Before and after: which projects have expired reservations; then
+    # which of the project's, read, and locked by id.)
+    assert expire[2:-1] == [_locking_select('reservations'),
                             'UPDATE reservations', 'UPDATE quota_usages']
     assert counts(ctx) == (1, 0)
 
