@@ -52,7 +52,9 @@ def _keep_sqlite_connections(engine):
     old = engine.pool
     if isinstance(old, sa_pool.NullPool):
         engine.pool = sa_pool.QueuePool(
-            old._creator, pool_size=5, max_overflow=10, timeout=60,
+            old._creator, pool_size=CONF.database.max_pool_size,
+            max_overflow=CONF.database.max_overflow,
+            timeout=CONF.database.pool_timeout or SQLITE_BUSY_TIMEOUT,
             dialect=old._dialect, _dispatch=old.dispatch)
         old.dispose()
 

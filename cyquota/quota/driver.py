@@ -328,6 +328,7 @@ class DbQuotaDriver:
         request id was used before: the locked path then decides."""
         params = dict(_project_id=project_id, _request_id=request_id,
                       _now=models.utcnow())
+        limits = {}
         if self._limit_in_sql:
             params['_default'] = self.model.source.unregistered_limit
         else:
@@ -335,16 +336,14 @@ class DbQuotaDriver:
             limits = self.model.project_limits(context, project_id,
                                                list(deltas))
         rows = [dict(params, _resource=resource, _delta=delta,
+                     _limit=limits.get(resource),
                      _uuid=uuidutils.generate_uuid(), _expire=expire,
-                     _status=models.RESERVED, _request_id=request_id,
-                     _consumer_id=consumer_id, _devices=False,
-                     _created_at=params['_now'])
+                     _status=models.RESERVED, _consumer_id=consumer_id,
+                     _devices=False, _created_at=params['_now'])
                 for resource, delta in deltas.items()]
         try:
             with db_api.writer_connection(context) as conn:
                 for row in rows:
-                    if not self._limit_in_sql:
-                        row['_limit'] = limits[row['_resource']]
                     if conn.execute(self._reserve_statement,
                                     row).rowcount != 1:
                         raise _Undecided()
