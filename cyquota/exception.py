@@ -116,6 +116,12 @@ class ReservationConflict(Conflict):
     kind = 'reservation_conflict'
 
 
+class ReservationExpired(Conflict):
+    msg_fmt = ('Cannot commit reservation %(uuid)s: it expired at '
+               '%(expire)s.')
+    kind = 'expired'
+
+
 class RequestIdConflict(Conflict):
     msg_fmt = ("request_id '%(request_id)s' was already used by project "
                "%(project_id)s with other deltas (%(existing)s).")
@@ -174,6 +180,16 @@ class OverQuota(CyquotaException):
             "requested %(requested)s)" % o for o in overs))
         super().__init__(message, overs=overs, **kwargs)
         self.overs = overs
+
+
+class EnforcementDenied(CyquotaException):
+    """A usage-enforcement filter refused a lease create or update; the
+    message is the filter's own (``filter`` names the filter)."""
+
+    msg_fmt = '%(reason)s'
+    code = 403
+    kind = 'enforcement_denied'
+    title = 'Forbidden'
 
 
 # -- REST input and devices (Placement-style resource providers) ---------
