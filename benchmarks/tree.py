@@ -22,7 +22,7 @@ from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
-from cyquota.quota import tree_usage
+from cyquota.quota.limits import tree_usage
 
 TITLE = 'Tree: strict-two-level reserve latency by children under one root'
 COLUMNS = [
@@ -171,7 +171,7 @@ def _check(ctx, made):
     """``{children: problem}``: each root's tree usage must hold its
     children's used FPGA and every reservation made, and agree with the sum
     of its members' rows."""
-    source = quota.QUOTAS.limit_source
+    source = quota.QUOTAS.limits
     problems = {}
     for count in CHILDREN:
         root = 'root-%d' % count

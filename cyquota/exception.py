@@ -116,12 +116,6 @@ class ReservationConflict(Conflict):
     kind = 'reservation_conflict'
 
 
-class ReservationExpired(Conflict):
-    msg_fmt = ('Cannot commit reservation %(uuid)s: it expired at '
-               '%(expire)s.')
-    kind = 'expired'
-
-
 class RequestIdConflict(Conflict):
     msg_fmt = ("request_id '%(request_id)s' was already used by project "
                "%(project_id)s with other deltas (%(existing)s).")

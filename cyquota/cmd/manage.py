@@ -17,7 +17,6 @@ from cyquota import context as cyquota_context
 from cyquota.db import migration
 from cyquota import exception
 from cyquota import quota
-from cyquota.quota import reconciliation
 from cyquota import service
 
 
@@ -31,7 +30,7 @@ def _table(headers, rows):
 
 def _progress(context, what):
     """A callback that reports how far a scan of the usage rows has got."""
-    total = reconciliation.count_usage_rows(context, CONF.category.project)
+    total = quota.QUOTAS.count_usage_rows(context, CONF.category.project)
 
     def report(done):
         print('%s: %d/%d usage rows (%d%%)' % (
@@ -52,12 +51,10 @@ def db_version():
 def quota_check():
     context = cyquota_context.get_admin_context()
     project = CONF.category.project
-    drift = reconciliation.find_drift(context, project,
-                                      _progress(context, 'quota check'))
-    events = reconciliation.unresolved_events(context, project)
-    reports = reconciliation.find_report_drift(context, project)
-    trees = reconciliation.find_tree_drift(context, quota.QUOTAS.driver,
-                                           project)
+    found = quota.QUOTAS.check_drift(context, project,
+                                     _progress(context, 'quota check'))
+    drift, events, reports, trees = (found.counts, found.events,
+                                     found.reports, found.trees)
     if drift:
         print('Counts that disagree with the records:')
         print(_table(['Project', 'Resource', 'Field', 'Recorded', 'Expected'],
@@ -83,7 +80,7 @@ def quota_check():
         print(_table(['Root', 'Resource', 'Field', 'Recorded', 'Expected'],
                      [(t.root_id, t.resource, t.field, t.recorded,
                        t.expected) for t in trees]))
-    if drift or events or reports or trees:
+    if found:
         return 1
     print('No drift.')
     return 0
@@ -91,9 +88,8 @@ def quota_check():
 
 def quota_sync():
     context = cyquota_context.get_admin_context()
-    changes, acknowledged = reconciliation.sync(
-        context, quota.QUOTAS.driver, CONF.category.project,
-        _progress(context, 'quota sync'),
+    changes, acknowledged = quota.QUOTAS.repair(
+        context, CONF.category.project, _progress(context, 'quota sync'),
         from_reports=CONF.category.from_reports)
     if changes:
         print(_table(['Project', 'Resource', 'Field', 'Old', 'New'],

@@ -12,7 +12,6 @@ import oslo_messaging
 from cyquota.conductor import rpc
 from cyquota import exception
 from cyquota import quota
-from cyquota.quota import attachments
 
 # Quota errors are answers, not failures of the conductor: they go back to
 # the caller without a traceback in the conductor's log.
@@ -51,4 +50,4 @@ class ConductorManager:
 
     @_answers_with_quota_errors
     def report_allocations(self, context, host, allocations):
-        attachments.record_report(context, host, allocations)
+        quota.QUOTAS.record_report(context, host, allocations)

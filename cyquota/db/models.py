@@ -174,10 +174,10 @@ class Project(TimestampMixin, Base):
 class TreeUsage(TimestampMixin, Base):
     """What a whole tree (root and children) uses and holds reserved.
 
-    Seed 002's "aggregate usage": kept in the same transaction as every
-    change to a tree member's ``quota_usages`` row and locked before it, so
-    the strict-two-level tree check reads one row however many children
-    the root has.
+    The tree's aggregate usage (``doc/limits.rst``): kept in the same
+    transaction as every change to a tree member's ``quota_usages`` row
+    and locked before it, so the strict-two-level tree check reads one row
+    however many children the root has.
     """
 
     __tablename__ = 'tree_usages'

@@ -1,4 +1,4 @@
-"""The lease-pool rule (seed 003's reservation flow).
+"""The lease-pool rule: lease pools kept apart from ordinary requests.
 
 Lease pools are aggregates whose metadata has a key such as
 ``reservation:<id>``. With ``[placement] default_forbidden_member_prefix =

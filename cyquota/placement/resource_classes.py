@@ -5,14 +5,8 @@ accelerator classes (FPGA, GPU) and custom ones, ``CUSTOM_[A-Z0-9_]+``.
 Unlike Placement, a custom class needs no separate creation call.
 """
 
-import re
-
-import os_resource_classes as orc
-
 from cyquota import exception
-from cyquota.quota import resources
-
-_CUSTOM = re.compile(r'CUSTOM_[A-Z0-9_]+')
+from cyquota import resource_classes
 
 
 def check(name):
@@ -20,8 +14,6 @@ def check(name):
 
     :raises ResourceClassNotFound: (400) otherwise.
     """
-    if isinstance(name, str) and (name in resources.BUILTIN
-                                  or name in orc.STANDARDS
-                                  or _CUSTOM.fullmatch(name)):
+    if resource_classes.is_valid(name):
         return name
     raise exception.ResourceClassNotFound(name=name)

@@ -1,4 +1,4 @@
-"""What the agents report as really attached, for reconciliation.
+"""What the agents report as really attached, for repair.
 
 An agent sends the full list of its host's attachments
 (``report_allocations`` over RPC); the latest report of each host replaces

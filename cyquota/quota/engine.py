@@ -1,44 +1,75 @@
 """QuotaEngine: the public face of the quota ledger.
 
-It validates caller input (so bad input never reaches the database) and
-hands the work to its driver, the DbQuotaDriver. Every method takes a
-request context first, as in Nova and Cyborg.
+The REST API, the RPC conductor and the commands call the engine and
+nothing behind it. It validates caller input (so bad input never reaches
+the database) and hands the work to its driver, the DbQuotaDriver; limits
+are read and written through ``limits`` (a ``facade.Limits``), and repair
+runs through ``check_drift`` and ``repair``. Every method takes a request
+context first, as in Nova and Cyborg.
 """
 
+from stevedore import driver as stevedore_driver
+
+from cyquota.db import api as db_api
 from cyquota import exception
-from cyquota.placement import allocations as device_allocations
+from cyquota.quota import attachments
 from cyquota.quota import driver as quota_driver
-from cyquota.quota import limits
+from cyquota.quota import limits as quota_limits
+from cyquota.quota.limits import facade
+from cyquota.quota import repair
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
+
+
+def _load_device_hook():
+    """The device hook (entry point ``cyquota.device_hooks``)."""
+    return stevedore_driver.DriverManager(
+        'cyquota.device_hooks', 'placement', invoke_on_load=True).driver
 
 
 class QuotaEngine:
     """Reserve, commit, roll back, release and expire accelerator quota.
 
-    The driver (and with it the limit source) is built from the
-    configuration on first use, so the engine can be imported before the
-    configuration is parsed.
+    The driver (and with it the limit source, the enforcement model and
+    the device hook) is built from the configuration on first use, so the
+    engine can be imported before the configuration is parsed.
     """
 
-    def __init__(self, driver=None):
-        self._driver = driver
+    def __init__(self):
+        self._driver = self._limits = self._devices = None
+
+    def _build(self):
+        source = quota_limits.load_source()
+        model = quota_limits.load_model(source)
+        self._devices = _load_device_hook()
+        self._limits = facade.Limits(source, model)
+        self._driver = quota_driver.DbQuotaDriver(model, self._devices)
 
     @property
     def driver(self):
+        """The DbQuotaDriver."""
         if self._driver is None:
-            source = limits.load_source()
-            self._driver = quota_driver.DbQuotaDriver(
-                limits.load_model(source))
+            self._build()
         return self._driver
 
     @property
-    def limit_source(self):
-        return self.driver.model.source
+    def limits(self):
+        """The limits (``facade.Limits``): reads through the limit source,
+        writes judged by the enforcement model."""
+        if self._limits is None:
+            self._build()
+        return self._limits
+
+    @property
+    def devices(self):
+        """The device hook."""
+        if self._devices is None:
+            self._build()
+        return self._devices
 
     def reset(self):
-        """Rebuild the driver from the configuration on next use."""
-        self._driver = None
+        """Rebuild everything from the configuration on next use."""
+        self._driver = self._limits = self._devices = None
 
     @property
     def resources(self):
@@ -75,7 +106,8 @@ class QuotaEngine:
                 raise exception.Invalid(
                     reason='consumer_id is required when devices are named: '
                            'the devices are allocated to it')
-            devices = validation.device_request(devices, deltas)
+            devices = validation.device_request(self.devices.parse(devices),
+                                                deltas)
         return self.driver.reserve(context, project_id, deltas, expire,
                                    request_id=request_id,
                                    consumer_id=consumer_id, dry_run=dry_run,
@@ -86,7 +118,7 @@ class QuotaEngine:
         {provider_uuid: {"resources": {rc: n}}}, "project_id", "user_id"}``
         (Placement's shape)."""
         validation.optional_id('consumer_id', consumer_id)
-        return device_allocations.get_for_consumer(context, consumer_id)
+        return self.devices.allocations(context, consumer_id)
 
     def commit(self, context, project_id, reservations):
         """Move the reservations' counts from reserved to used."""
@@ -131,6 +163,16 @@ class QuotaEngine:
         return self.driver.get_project_usage(context, project_id,
                                              self.resources)
 
+    def get_usage_document(self, context, project_id):
+        """``{project_id, parent_id, resources}``: the project's usage
+        (``get_project_usage``) and its parent, read in one transaction
+        (one snapshot, one connection)."""
+        with db_api.reader(context):
+            resources = self.get_project_usage(context, project_id)
+            parent_id = self.limits.get_parent(context, project_id)
+        return {'project_id': project_id, 'parent_id': parent_id,
+                'resources': resources}
+
     def list_usages(self, context, project_id=None, resource=None,
                     limit=1000, marker=None):
         """Usage rows ``{project_id, resource, used, reserved, limit,
@@ -144,3 +186,31 @@ class QuotaEngine:
         return self.driver.list_usages(
             context, self.resources, project_id=project_id,
             resource=resource, limit=limit, marker=marker)
+
+    # -- what agents report, and repair ------------------------------------
+
+    def record_report(self, context, host, allocations):
+        """Make ``allocations`` (``[{project_id, resource, consumer_id,
+        amount}]``) the latest report of what ``host`` has attached."""
+        attachments.record_report(context, host, allocations)
+
+    def count_usage_rows(self, context, project_id=None):
+        """How many usage rows ``check_drift`` and ``repair`` scan."""
+        return repair.count_usage_rows(context, project_id)
+
+    def check_drift(self, context, project_id=None, progress=None):
+        """Every kind of drift (``repair.Findings``); ``progress(done)``
+        after each batch of usage rows."""
+        if project_id is not None:
+            validation.project_id(project_id)
+        return repair.check(context, self.driver, project_id, progress)
+
+    def repair(self, context, project_id=None, progress=None,
+               from_reports=False):
+        """Repair drift; returns ``(changes, acknowledged events)`` (see
+        ``repair.sync``). ``from_reports``: first adopt what the agents
+        report each consumer holds."""
+        if project_id is not None:
+            validation.project_id(project_id)
+        return repair.sync(context, self.driver, project_id, progress,
+                           from_reports=from_reports)

@@ -5,20 +5,15 @@ resources``: standard Placement resource class names (os-resource-classes)
 or custom ones, ``CUSTOM_[A-Z0-9_]+``.
 """
 
-import re
-
-import os_resource_classes as orc
-
 from cyquota.conf import CONF
 from cyquota import exception
+from cyquota import resource_classes
 
-BUILTIN = ('FPGA', 'GPU')
-# os_resource_classes.is_custom() only checks the prefix.
-_CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+BUILTIN = resource_classes.BUILTIN
 
 
 def _check_name(name):
-    if name in BUILTIN or name in orc.STANDARDS or _CUSTOM.match(name):
+    if resource_classes.is_valid(name):
         return name
     raise exception.Invalid(
         reason="[quota] resources: '%s' is neither a standard resource "

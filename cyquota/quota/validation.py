@@ -12,7 +12,6 @@ from oslo_utils import timeutils
 from cyquota.conf import CONF
 from cyquota.db.models import MAX_COUNT
 from cyquota import exception
-from cyquota.placement import request as device_request_mod
 from cyquota.quota import resources
 
 # Keystone ids are 32 hex digits; names of test and legacy projects are
@@ -145,10 +144,9 @@ def limit(resource, value):
     return value
 
 
-def device_request(params, deltas):
-    """A Placement-style device request whose totals are the positive
-    ``deltas``; raises InvalidQuery or Invalid naming the mismatch."""
-    request = device_request_mod.from_params(params)
+def device_request(request, deltas):
+    """``request`` (a parsed device request) if its totals are the
+    positive ``deltas``; raises Invalid naming the mismatch."""
     wanted = {r: d for r, d in deltas.items() if d > 0}
     if request.totals() != wanted:
         raise exception.Invalid(

@@ -1,6 +1,6 @@
 """Reads after a row lock must see everything committed under it: cyquota's
 transactions run READ COMMITTED on both real servers (see the locking
-discipline in cyquota/quota/driver.py)."""
+discipline in cyquota/quota/ledger/__init__.py)."""
 
 import sqlalchemy as sa
 

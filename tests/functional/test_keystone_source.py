@@ -208,7 +208,7 @@ def run_local(ctx, tmp_path, model, ids, build):
     CONF.set_override('limit_source', 'local', 'quota')
     CONF.set_override('enforcement_model', model, 'quota')
     quota.QUOTAS.reset()
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     store.set_registered_limit(ctx, R, 10)
     build(store, ids)
     run = Run(ctx, ids)
@@ -279,7 +279,7 @@ def test_keystone_specifics(keystone, tmp_path, ctx):
     fresh_database(tmp_path)
     use_keystone(admin)
     project = admin.ids['P']
-    source = quota.QUOTAS.limit_source
+    source = quota.QUOTAS.limits
 
     # Writes go to Keystone, never through cyquota.
     with pytest.raises(exception.LimitSourceReadOnly) as caught:

@@ -64,7 +64,7 @@ def prefix():
 def test_lowered_limit_is_enforced_by_a_process_that_cached_it(
         backend, db_url, ctx, prefix):
     _configure(db_url, prefix)
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     store.set_project(ctx, 'root')
     store.set_project_limit(ctx, 'root', R, 100)
     store.set_project(ctx, 'child', parent_id='root')

@@ -47,7 +47,7 @@ def test_reserve_commit_rollback_release(api, ctx):
 
 
 def test_over_quota_arrives_as_over_quota_with_its_overs(api, ctx):
-    quota.QUOTAS.limit_source.set_project_limit(ctx, 'p1', 'GPU', 2)
+    quota.QUOTAS.limits.set_project_limit(ctx, 'p1', 'GPU', 2)
     api.reserve(ctx, 'p1', {'GPU': 1})
     with pytest.raises(exception.OverQuota) as caught:
         api.reserve(ctx, 'p1', {'GPU': 2})

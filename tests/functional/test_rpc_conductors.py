@@ -19,7 +19,7 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
 from cyquota.quota import attachments
-from cyquota.quota import reconciliation
+from cyquota.quota import repair
 
 _usages = models.QuotaUsage.__table__
 _reservations = models.Reservation.__table__
@@ -186,7 +186,7 @@ def _assert_books_balance(ctx, summary):
             .group_by(_reservations.c.project_id)).all())
         usages = {r.project_id: r for r in conn.execute(
             sa.select(_usages).where(_usages.c.resource == 'FPGA'))}
-    assert reconciliation.find_drift(ctx) == []
+    assert repair.find_drift(ctx) == []
     reported = attachments.reported_usage(ctx)
     for project, counts in summary['projects'].items():
         assert counts['errors'] == 0
@@ -223,7 +223,7 @@ def test_two_conductors_serve_one_topic(conductors, rabbit, tmp_path,
     assert crashed > 0
     assert _with_status('expired') == crashed + sum(
         c['expired_before_commit'] for c in counts)
-    assert reconciliation.unresolved_events(ctx) == []
+    assert repair.unresolved_events(ctx) == []
     for conductor in (first, second):
         assert conductor.stop() == 0
         served = conductor.log.read_text().count('and method: reserve')

@@ -71,7 +71,7 @@ def _tree_total(session, children):
 
 def test_tree_never_exceeds_root_limit_and_ends_full(backend, db_url, ctx):
     _strict(db_url)
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     store.set_project(ctx, ROOT)
     store.set_project_limit(ctx, ROOT, R, ROOT_LIMIT)
     children = ['child%d' % w for w in range(WORKERS)]

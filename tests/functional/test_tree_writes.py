@@ -9,7 +9,7 @@ from cyquota.conf import CONF
 from cyquota import context
 from cyquota import exception
 from cyquota import quota
-from cyquota.quota import tree_usage
+from cyquota.quota.limits import tree_usage
 from tests import fixtures
 
 ROUNDS = 15
@@ -26,7 +26,7 @@ def _worker(url, role, barrier, results):
     CONF([], project='cyquota', default_config_files=[])
     _strict(url)
     ctx = context.get_admin_context()
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     writes = {
         'lower parent': lambda n: store.set_project_limit(ctx, 'A%d' % n, R,
                                                           5),
@@ -65,7 +65,7 @@ def _race(db_url, roles):
 
 def test_parent_lowered_while_child_raised(backend, db_url, ctx):
     _strict(db_url)
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     for n in range(ROUNDS):
         store.set_project(ctx, 'A%d' % n)
         store.set_project_limit(ctx, 'A%d' % n, R, 50)
@@ -84,13 +84,13 @@ def test_parent_lowered_while_child_raised(backend, db_url, ctx):
 
 def test_first_use_while_joining_a_tree(backend, db_url, ctx):
     _strict(db_url)
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     for n in range(ROUNDS):
         store.set_project(ctx, 'A%d' % n)
     outcomes = _race(db_url, ['join', 'reserve'])
     assert outcomes['reserve'] == ['done'] * ROUNDS
     for n in range(ROUNDS):
-        parent = store.get_project(ctx, 'P%d' % n)['parent_id']
+        parent = store.source.get_project(ctx, 'P%d' % n)['parent_id']
         # Either it joined before its first use, or it was already a root.
         assert outcomes['join'][n] == (
             'done' if parent == 'A%d' % n else 'ProjectParentConflict')

@@ -93,7 +93,7 @@ def test_request_id_makes_reserve_repeatable(api, ctx):
 
 
 def test_over_quota_arrives_with_its_overs(api, ctx):
-    quota.QUOTAS.limit_source.set_project_limit(ctx, 'p1', 'FPGA', 3)
+    quota.QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 3)
     api.commit(ctx, 'p1', api.reserve(ctx, 'p1', {'FPGA': 2}))
     with pytest.raises(exception.OverQuota) as caught:
         api.reserve(ctx, 'p1', {'FPGA': 2, 'GPU': 1})

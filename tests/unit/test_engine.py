@@ -71,7 +71,7 @@ def snapshot():
 
 
 def limit(ctx, resource, value, project='p1'):
-    QUOTAS.limit_source.set_project_limit(ctx, project, resource, value)
+    QUOTAS.limits.set_project_limit(ctx, project, resource, value)
 
 
 # -- reserve -----------------------------------------------------------------
@@ -328,11 +328,22 @@ def test_rollback_of_an_expired_reservation_does_nothing(db, ctx):
 
 
 def test_commit_after_expiry_time_but_before_expire_runs(db, ctx):
+    # Expired from its expire time on, whether or not the sweep has run:
+    # the commit ends it as expired and says so.
     uuids = QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}, expire=10)
+    pending = QUOTAS.reserve(ctx, 'p1', {'GPU': 1}, expire=100)
     db.advance(60)
-    QUOTAS.commit(ctx, 'p1', uuids)
+    with pytest.raises(exception.ReservationConflict) as conflict:
+        QUOTAS.commit(ctx, 'p1', pending + uuids)
+    assert conflict.value.code == 409
+    assert str(conflict.value) == (
+        'Cannot commit reservation %s: it is already expired.' % uuids[0])
+    assert status(uuids[0]) == 'expired'
+    assert status(pending[0]) == 'reserved'
+    assert counts(ctx) == (0, 0)
     assert QUOTAS.expire(ctx) == 0
-    assert counts(ctx) == (1, 0)
+    QUOTAS.commit(ctx, 'p1', pending)
+    assert counts(ctx, resource='GPU') == (1, 0)
 
 
 @pytest.mark.parametrize('action', ['commit', 'rollback'])
@@ -538,7 +549,7 @@ def test_available_is_what_is_left_and_never_negative(db, ctx):
 
 
 def test_project_limit_beats_registered_beats_default(db, ctx):
-    source = QUOTAS.limit_source
+    source = QUOTAS.limits
 
     def fpga_limit():
         return QUOTAS.get_project_usage(ctx, 'p1')['FPGA']['limit']
@@ -561,18 +572,18 @@ def test_project_limit_beats_registered_beats_default(db, ctx):
     limit(ctx, 'FPGA', 9, project='p2')
     assert fpga_limit() == 4
     assert QUOTAS.get_project_usage(ctx, 'p1')['GPU']['limit'] == 5
-    assert source.get_limits(ctx, 'p2', ['FPGA', 'GPU']) == (
+    assert source.source.get_limits(ctx, 'p2', ['FPGA', 'GPU']) == (
         {'FPGA': 4}, {'FPGA': 9})
 
 
 def test_reserve_follows_limit_changes(db, ctx):
-    QUOTAS.limit_source.set_registered_limit(ctx, 'GPU', 1)
+    QUOTAS.limits.set_registered_limit(ctx, 'GPU', 1)
     QUOTAS.reserve(ctx, 'p1', {'GPU': 1})
     with pytest.raises(exception.OverQuota):
         QUOTAS.reserve(ctx, 'p1', {'GPU': 1})
     limit(ctx, 'GPU', 2)
     QUOTAS.reserve(ctx, 'p1', {'GPU': 1})
-    QUOTAS.limit_source.delete_project_limit(ctx, 'p1', 'GPU')
+    QUOTAS.limits.delete_project_limit(ctx, 'p1', 'GPU')
     with pytest.raises(exception.OverQuota) as over:
         QUOTAS.reserve(ctx, 'p1', {'GPU': 1})
     assert over.value.overs[0]['limit'] == 1

@@ -213,7 +213,7 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
     def change_limit(self, project, resource, value):
         """Set a registered limit (no project), set a project limit, or
         (no value) delete a project limit."""
-        source = QUOTAS.limit_source
+        source = QUOTAS.limits
         if project is None:
             value = -1 if value is None else value
             source.set_registered_limit(self.ctx, resource, value)
@@ -333,6 +333,19 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
             hypothesis.event('%s: conflict' % target)
             with pytest.raises(exception.ReservationConflict):
                 action(self.ctx, project, batch)
+            return
+        due = [self.rows[u] for u in batch
+               if self.rows[u].status == models.RESERVED
+               and self.rows[u].expire < self.clock.now]
+        if target == models.COMMITTED and due:
+            # Past its expiry: the commit expires it and is refused.
+            hypothesis.event('%s: due' % target)
+            with pytest.raises(exception.ReservationConflict):
+                action(self.ctx, project, batch)
+            for row in self.rows.values():
+                if row in due:
+                    self.books.settle(row, models.EXPIRED)
+                    row.status, row.finished = models.EXPIRED, self.clock.now
             return
         hypothesis.event('%s: %d in batch' % (target, len(batch)))
         action(self.ctx, project, batch)

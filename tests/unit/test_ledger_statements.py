@@ -3,7 +3,7 @@
 Speed is measured in ``benchmarks/``; these tests pin down what makes it:
 the common reserve and commit change each count with one conditional
 UPDATE and lock no usage row first, a commit locks its reservations
-before any count (the lock order of driver.py), and every refusal falls
+before any count (the lock order of cyquota.quota.ledger), and every refusal falls
 back to the locked path, which reads the rows to say why.
 """
 

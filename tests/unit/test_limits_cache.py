@@ -73,7 +73,7 @@ def sources(request, sqlite_db, server, monkeypatch):
     CONF.set_override('limit_cache_url', 'redis://127.0.0.1:1/0', 'quota')
     CONF.set_override('enforcement_model', request.param, 'quota')
     quota.QUOTAS.reset()
-    return quota.QUOTAS.limit_source, local.LocalLimitSource()
+    return quota.QUOTAS.limits, local.LocalLimitSource()
 
 
 def test_a_write_is_seen_at_once_by_a_cache_holder(sources, ctx):
@@ -114,5 +114,5 @@ def test_project_writes_invalidate_the_tree(sources, ctx):
 def test_an_unknown_project_is_registered_despite_the_cache(sources, ctx):
     mine, theirs = sources
     theirs.get_tree_limits(ctx, 'P', [R])       # cached as unknown
-    mine.get_tree_limits(ctx, 'P', [R], register=True)
-    assert mine.get_project(ctx, 'P')['parent_id'] is None
+    mine.source.get_tree_limits(ctx, 'P', [R], register=True)
+    assert mine.source.get_project(ctx, 'P')['parent_id'] is None

@@ -14,7 +14,7 @@ R = 'FPGA'
 def store(request, sqlite_db):
     CONF.set_override('enforcement_model', request.param, 'quota')
     quota.QUOTAS.reset()
-    return quota.QUOTAS.limit_source
+    return quota.QUOTAS.limits
 
 
 @pytest.mark.parametrize('call, args, error', [
@@ -28,16 +28,19 @@ def store(request, sqlite_db):
     ('set_registered_limit', (R, 1.5), exception.InvalidLimit),
     ('delete_project_limit', ('p1', R), exception.NotFound),
     ('set_project', ('',), exception.InvalidProjectId),
-    ('get_project', ('p1',), exception.ProjectNotFound),
+    ('source.get_project', ('p1',), exception.ProjectNotFound),
 ])
 def test_bad_input_is_specific_and_changes_nothing(store, ctx, call, args,
                                                    error):
+    target = store
+    for name in call.split('.'):
+        target = getattr(target, name)
     with pytest.raises(error):
-        getattr(store, call)(ctx, *args)
+        target(ctx, *args)
     assert store.list_project_limits(ctx) == []
-    assert store.list_registered_limits(ctx) == {}
+    assert store.source.list_registered_limits(ctx) == {}
     with pytest.raises(exception.ProjectNotFound):
-        store.get_project(ctx, 'p1')
+        store.source.get_project(ctx, 'p1')
 
 
 def test_limits_are_listed_keystone_shaped(store, ctx):
@@ -46,7 +49,7 @@ def test_limits_are_listed_keystone_shaped(store, ctx):
     store.set_project_limit(ctx, 'p2', R, 0)
     store.set_project_limit(ctx, 'p1', 'GPU', 4)
     store.set_project_limit(ctx, 'p1', 'GPU', 5)
-    assert store.list_registered_limits(ctx) == {R: 10, 'GPU': -1}
+    assert store.source.list_registered_limits(ctx) == {R: 10, 'GPU': -1}
     assert store.list_project_limits(ctx) == [
         dict(project_id='p1', resource='GPU', resource_limit=5),
         dict(project_id='p2', resource=R, resource_limit=0)]
@@ -62,12 +65,12 @@ def test_parent_and_children(store, ctx):
     assert store.get_children(ctx, 'A') == ['B', 'C']
     assert store.get_parent(ctx, 'B') == 'A'
     assert store.get_parent(ctx, 'A') is None
-    assert store.get_project(ctx, 'A') == dict(id='A', parent_id=None,
+    assert store.source.get_project(ctx, 'A') == dict(id='A', parent_id=None,
                                                name='alpha')
 
 
 def test_flat_judges_no_hierarchy(sqlite_db, ctx):
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     assert quota.QUOTAS.driver.model.name == 'flat'
     store.set_project(ctx, 'A')
     store.set_project(ctx, 'B', parent_id='A')
@@ -80,7 +83,7 @@ def test_flat_judges_no_hierarchy(sqlite_db, ctx):
 
 def test_strict_refuses_to_enforce_a_deeper_tree(sqlite_db, ctx):
     # A tree made deeper under flat is not silently half-enforced.
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     store.set_project(ctx, 'A')
     store.set_project(ctx, 'B', parent_id='A')
     store.set_project(ctx, 'G', parent_id='B')

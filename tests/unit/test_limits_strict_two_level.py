@@ -18,7 +18,7 @@ R = 'FPGA'
 def store(sqlite_db, ctx):
     CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
     quota.QUOTAS.reset()
-    return quota.QUOTAS.limit_source
+    return quota.QUOTAS.limits
 
 
 def tree(store, ctx, root, *children, limits=None):
@@ -124,7 +124,7 @@ def test_grandchild_is_refused(store, ctx):
     with pytest.raises(exception.HierarchyTooDeep):
         store.set_project(ctx, 'G', parent_id='B')
     with pytest.raises(exception.ProjectNotFound):
-        store.get_project(ctx, 'G')
+        store.source.get_project(ctx, 'G')
 
 
 def test_parent_is_fixed_once_registered(store, ctx):
@@ -136,14 +136,14 @@ def test_parent_is_fixed_once_registered(store, ctx):
         store.set_project(ctx, 'X', parent_id='A')
     assert store.set_project(ctx, 'B', parent_id='A', name='bee') == dict(
         id='B', parent_id='A', name='bee')
-    assert store.get_project(ctx, 'B')['name'] == 'bee'
+    assert store.source.get_project(ctx, 'B')['name'] == 'bee'
 
 
 def test_a_project_joins_a_tree_before_its_first_use(store, ctx):
     # A reservation registers an unknown project as a root...
     store.set_project(ctx, 'A')
     quota.QUOTAS.reserve(ctx, 'P', {R: 1})
-    assert store.get_project(ctx, 'P')['parent_id'] is None
+    assert store.source.get_project(ctx, 'P')['parent_id'] is None
     with pytest.raises(exception.ProjectParentConflict):
         store.set_project(ctx, 'P', parent_id='A')
     # ... and a failed one does not.
@@ -151,7 +151,7 @@ def test_a_project_joins_a_tree_before_its_first_use(store, ctx):
     with pytest.raises(exception.OverQuota):
         quota.QUOTAS.reserve(ctx, 'Q', {R: 1})
     with pytest.raises(exception.ProjectNotFound):
-        store.get_project(ctx, 'Q')
+        store.source.get_project(ctx, 'Q')
 
 
 def test_joining_needs_own_limits_within_the_parent(store, ctx):
@@ -182,7 +182,7 @@ def test_bad_name_changes_nothing(store, ctx, name):
         store.set_project(ctx, 'A', name=name)
     assert 'name' in str(caught.value)
     with pytest.raises(exception.ProjectNotFound):
-        store.get_project(ctx, 'A')
+        store.source.get_project(ctx, 'A')
 
 
 @pytest.mark.parametrize('root, child, root_used, asked, scopes', [

@@ -1,6 +1,6 @@
 """Tree usages: made from the members when missing (a database that ran
 under flat), and checked and repaired against the members
-(reconciliation)."""
+(repair)."""
 
 import pytest
 import sqlalchemy as sa
@@ -9,7 +9,7 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
-from cyquota.quota import tree_usage
+from cyquota.quota.limits import tree_usage
 
 R = 'FPGA'
 _trees = models.TreeUsage.__table__
@@ -18,7 +18,7 @@ _trees = models.TreeUsage.__table__
 def strict():
     CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
     quota.QUOTAS.reset()
-    return quota.QUOTAS.limit_source
+    return quota.QUOTAS.limits
 
 
 def tree_row(ctx, root, resource=R):
@@ -32,7 +32,7 @@ def tree_row(ctx, root, resource=R):
 @pytest.fixture
 def flat_then_strict(sqlite_db, ctx):
     """A tree used under flat (no tree usages kept), then strict."""
-    store = quota.QUOTAS.limit_source
+    store = quota.QUOTAS.limits
     store.set_project(ctx, 'A')
     store.set_project(ctx, 'B', parent_id='A')
     store.set_project(ctx, 'C', parent_id='A')

@@ -45,7 +45,7 @@ def test_db_sync_and_version(manage):
 def test_check_sync_and_usage_show(manage, ctx):
     assert manage('db', 'sync').returncode == 0
     fixtures.use_database(manage.url, migrate=False)
-    quota.QUOTAS.limit_source.set_registered_limit(ctx, 'FPGA', 4)
+    quota.QUOTAS.limits.set_registered_limit(ctx, 'FPGA', 4)
     quota.QUOTAS.commit(ctx, 'proj-a', quota.QUOTAS.reserve(
         ctx, 'proj-a', {'FPGA': 2, 'GPU': 1}, consumer_id='vm1'))
 

@@ -21,7 +21,7 @@ class Seed002:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.store = quota.QUOTAS.limit_source
+        self.store = quota.QUOTAS.limits
 
     def project(self, name, parent=None):
         self.store.set_project(self.ctx, name, parent_id=parent, name=name)
@@ -64,7 +64,7 @@ class Seed002:
 def seed(sqlite_db, ctx):
     CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
     quota.QUOTAS.reset()
-    quota.QUOTAS.limit_source.set_registered_limit(ctx, R, 10)
+    quota.QUOTAS.limits.set_registered_limit(ctx, R, 10)
     return Seed002(ctx)
 
 
@@ -104,7 +104,7 @@ def test_every_diagram_in_order(seed, ctx):
     # 6. Red: a grandchild of A (D under C) is refused.
     with pytest.raises(exception.HierarchyTooDeep):
         seed.project('D', parent='C')
-    assert seed.store.get_project(ctx, 'D')['parent_id'] == 'A'
+    assert seed.store.source.get_project(ctx, 'D')['parent_id'] == 'A'
 
     # 7. Green: B gets a project limit of 12 (not above A's 20).
     seed.limit('B', 12)

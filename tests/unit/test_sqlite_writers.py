@@ -15,7 +15,7 @@ Q = quota.QUOTAS
 
 
 def test_threads_queue_and_the_limit_holds(sqlite_db, ctx):
-    Q.limit_source.set_registered_limit(ctx, 'FPGA', 150)
+    Q.limits.set_registered_limit(ctx, 'FPGA', 150)
     outcomes, errors = [], []
 
     def work():

@@ -66,8 +66,8 @@ def refused(cls, named, call, *args, **kwargs):
 def ledger(sqlite_db, ctx):
     """Books to leave alone: a limit, a committed and a pending reservation.
     Returns the pending reservation's uuids (FPGA, GPU)."""
-    QUOTAS.limit_source.set_project_limit(ctx, 'p1', 'FPGA', 4)
-    QUOTAS.limit_source.set_registered_limit(ctx, 'GPU', 8)
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 4)
+    QUOTAS.limits.set_registered_limit(ctx, 'GPU', 8)
     QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1},
                                             consumer_id='vm-1'))
     return QUOTAS.reserve(ctx, 'p1', {'FPGA': 1, 'GPU': 1},
@@ -198,7 +198,7 @@ BAD_PROJECT_IDS = [
 def test_bad_project_id(ledger, ctx, project_id, named):
     cls = exception.InvalidProjectId
     pending = ledger
-    source = QUOTAS.limit_source
+    source = QUOTAS.limits
     for call, args in [
             (QUOTAS.reserve, ({'FPGA': 1},)),
             (QUOTAS.commit, (pending,)),
@@ -259,7 +259,7 @@ def test_bad_reservation_list(ledger, ctx, reservations, named):
     (-2, '-2'), (MAX + 1, str(MAX + 1)), (True, 'True'), ('3', "'3'"),
     (1.5, '1.5'), (None, 'None')])
 def test_bad_limit(ledger, ctx, value, named):
-    source = QUOTAS.limit_source
+    source = QUOTAS.limits
     cls = exception.InvalidLimit
     assert refused(cls, named, source.set_registered_limit, ctx, 'FPGA',
                    value) == 0
@@ -268,7 +268,7 @@ def test_bad_limit(ledger, ctx, value, named):
 
 
 def test_limit_of_unknown_resource(ledger, ctx):
-    source = QUOTAS.limit_source
+    source = QUOTAS.limits
     cls = exception.UnknownResource
     assert refused(cls, 'NPU', source.set_registered_limit, ctx, 'NPU',
                    1) == 0
@@ -279,5 +279,5 @@ def test_limit_of_unknown_resource(ledger, ctx):
 
 
 def test_delete_missing_project_limit(ledger, ctx):
-    refused(exception.NotFound, 'p2', QUOTAS.limit_source.delete_project_limit,
+    refused(exception.NotFound, 'p2', QUOTAS.limits.delete_project_limit,
             ctx, 'p2', 'FPGA')

@@ -1,12 +1,14 @@
 """Limits: the hook into limit sources and the enforcement models.
 
-``source.LimitSource`` is the hook interface: sources return raw data
-(registered limits, explicit project limits, a project's parent and
+``source.LimitSource`` is the hook interface: sources read and store raw
+data (registered limits, explicit project limits, a project's parent and
 children). ``local`` is the embedded store, ``keystone`` reads Keystone
-unified limits through oslo.limit. The models decide: ``flat`` holds each
-project to its own limit, ``strict_two_level`` also holds each tree of a
-root and its children to the root's limit. ``cache`` is the optional
-shared Redis cache of raw limit data.
+unified limits through oslo.limit. The models judge, through the protocol
+of ``model``: ``flat`` holds each project to its own limit,
+``strict_two_level`` also holds each tree of a root and its children to
+the root's limit (``tree_usage`` keeps the tree's aggregate usage).
+``cache`` is the optional shared Redis cache of raw limit data, and
+``facade.Limits`` is what the API and commands see.
 """
 
 from stevedore import driver as stevedore_driver
@@ -30,12 +32,10 @@ def load_source():
 def load_model(source):
     """The enforcement model the source names (``[quota]
     enforcement_model`` for the local source, Keystone's for keystone),
-    bound to the source so that it judges the source's writes."""
+    reading its limits from the source."""
     name = source.model_name()
     if name not in MODELS:
         raise exception.CyquotaException(
             'Limit source %s reports the enforcement model %r; cyquota '
             'enforces %s.' % (source.name, name, ', '.join(sorted(MODELS))))
-    model = MODELS[name](source)
-    source.bind(model)
-    return model
+    return MODELS[name](source)

@@ -1,6 +1,34 @@
 """The flat enforcement model: each project against its own limit."""
 
+import functools
+
 import sqlalchemy as sa
+
+
+class FlatScope:
+    """The flat model's part in a transaction: the project's own limits,
+    read when first needed, and nothing to lock, check or write."""
+
+    def __init__(self, model, context, project_id, resources):
+        self._read = functools.partial(model.project_limits, context,
+                                       project_id, list(resources))
+
+    @functools.cached_property
+    def project_limits(self):
+        return self._read()
+
+    def track(self, usages):
+        """Nothing beyond the project's rows is kept."""
+
+    def over(self, resource, delta):
+        """No limit beyond the project's own."""
+        return None
+
+    def write(self, conn, usages):
+        """Nothing beyond the project's rows is kept."""
+
+    def report(self, resource):
+        return {}
 
 
 class FlatModel:
@@ -11,8 +39,7 @@ class FlatModel:
     name = 'flat'
     description = ('Limit enforcement and validation does not take project '
                    'hierarchy into consideration.')
-    #: Whether usage is also checked per tree (the driver keeps tree usages).
-    hierarchical = False
+    decides_by_own_row = True
 
     def __init__(self, source):
         self.source = source
@@ -35,9 +62,23 @@ class FlatModel:
             return None
         return sa.func.coalesce(*limits, sa.bindparam('_default'))
 
+    def lock(self, context, conn, project_id, resources, create):
+        return FlatScope(self, context, project_id, resources)
+
+    def read(self, context, conn, project_id, resources):
+        return FlatScope(self, context, project_id, resources)
+
+    def find_drift(self, context, root_id=None):
+        return []
+
+    def sync(self, context, project_id=None):
+        return []
+
     def check_parent(self, project_id, parent_id, grandparent_id):
         """Any hierarchy is accepted."""
 
-    def check_limit(self, project_id, resource, limit, registered,
-                    parent=None, child=None):
+    def check_limit(self, facts, limit):
         """Any limit is accepted."""
+
+    def check_join(self, facts, parent_id):
+        """Any project may join any parent."""

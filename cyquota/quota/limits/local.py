@@ -1,16 +1,10 @@
 """The embedded limit store: limits and projects in cyquota's own database.
 
 Reads join the caller's transaction (a reserve reads its limits in its own
-transaction). Writes validate their input first, are judged by the bound
-enforcement model (strict-two-level refuses a grandchild, and a child limit
-above its parent's), and invalidate the shared limit cache once committed.
-
-Locking of writes under a hierarchical model, so that two writes cannot
-together break a rule that each checked alone: a write locks the
-``projects`` rows that its rule reads, the project's own row before its
-parent's. A project that is not registered yet is registered as a root by
-a limit write (and by its first reservation), so a concurrent attempt to
-place it under a parent collides on the primary key and is retried.
+transaction). Writes validate their input first, are judged by the
+enforcement model they are given (strict-two-level refuses a grandchild,
+and a child limit above its parent's) on the facts of ``write_facts``, read
+under its locks, and invalidate the shared limit cache once committed.
 """
 
 import sqlalchemy as sa
@@ -20,6 +14,7 @@ from cyquota.db import models
 from cyquota import exception
 from cyquota.quota.limits import cache as limit_cache
 from cyquota.quota.limits import source
+from cyquota.quota.limits import write_facts
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
 
@@ -39,7 +34,6 @@ _LIMITS = sa.union_all(
            _project.c.resource.in_(
                sa.bindparam('resources', expanding=True))))
 _projects = models.Project.__table__
-_usages = models.QuotaUsage.__table__
 
 _FROM_CONFIG = object()
 
@@ -56,6 +50,7 @@ class LocalLimitSource(source.LimitSource):
     """
 
     name = 'local'
+    writable = True
 
     def __init__(self, cache=_FROM_CONFIG):
         self._cache = (limit_cache.from_config(self.name)
@@ -211,9 +206,6 @@ class LocalLimitSource(source.LimitSource):
 
     # -- writes ------------------------------------------------------------
 
-    def _hierarchical(self):
-        return self.model is not None and self.model.hierarchical
-
     def _invalidate(self):
         if self._cache is not None:
             self._cache.invalidate()
@@ -240,14 +232,14 @@ class LocalLimitSource(source.LimitSource):
 
     @db_api.retry_on_conflict
     def set_project_limit(self, context, project_id, resource,
-                          resource_limit):
+                          resource_limit, rules=None):
         validation.project_id(project_id)
         quota_resources.check_resource(resource)
         validation.limit(resource, resource_limit)
         with db_api.writer(context) as session:
-            if self._hierarchical():
-                self._check_limit(session, project_id, resource,
-                                  resource_limit)
+            if rules is not None:
+                rules.check_limit(write_facts.LimitWriteFacts(
+                    session, project_id, resource), resource_limit)
             updated = session.execute(
                 _project.update()
                 .where(_project.c.project_id == project_id,
@@ -261,12 +253,14 @@ class LocalLimitSource(source.LimitSource):
         self._invalidate()
 
     @db_api.retry_on_conflict
-    def delete_project_limit(self, context, project_id, resource):
+    def delete_project_limit(self, context, project_id, resource,
+                             rules=None):
         validation.project_id(project_id)
         quota_resources.check_resource(resource)
         with db_api.writer(context) as session:
-            if self._hierarchical():
-                self._check_limit(session, project_id, resource, None)
+            if rules is not None:
+                rules.check_limit(write_facts.LimitWriteFacts(
+                    session, project_id, resource), None)
             deleted = session.execute(
                 _project.delete()
                 .where(_project.c.project_id == project_id,
@@ -278,7 +272,8 @@ class LocalLimitSource(source.LimitSource):
         self._invalidate()
 
     @db_api.retry_on_conflict
-    def set_project(self, context, project_id, parent_id=None, name=None):
+    def set_project(self, context, project_id, parent_id=None, name=None,
+                    rules=None):
         """Register ``project_id`` under ``parent_id`` (None: a root), or
         rename a registered project. A project's parent is fixed once it is
         registered. Returns ``{id, parent_id, name}``."""
@@ -290,17 +285,17 @@ class LocalLimitSource(source.LimitSource):
                 reason='name must be a string of 1 to 255 characters, got '
                        '%r' % (name,))
         with db_api.writer(context) as session:
-            row = self._lock_project(session, project_id)
+            row = write_facts.lock_project(session, project_id)
             if parent_id is not None:
-                parent = self._lock_project(session, parent_id)
+                parent = write_facts.lock_project(session, parent_id)
                 if parent is None:
                     raise exception.InvalidParent(
                         project_id=project_id, parent_id=parent_id,
                         reason='no such project in the limit store; '
                                'register the parent first')
-                if self.model is not None:
-                    self.model.check_parent(project_id, parent_id,
-                                            parent.parent_id)
+                if rules is not None:
+                    rules.check_parent(project_id, parent_id,
+                                       parent.parent_id)
             if row is not None:
                 if row.parent_id != parent_id:
                     raise exception.ProjectParentConflict(
@@ -313,93 +308,14 @@ class LocalLimitSource(source.LimitSource):
                     _projects.update().where(_projects.c.id == project_id)
                     .values(name=name))
             else:
-                if parent_id is not None and self._hierarchical():
-                    self._check_joining(session, project_id, parent_id)
+                if parent_id is not None and rules is not None:
+                    rules.check_join(write_facts.LimitWriteFacts(
+                        session, project_id), parent_id)
                 session.execute(_projects.insert().values(
                     id=project_id, parent_id=parent_id, name=name,
                     created_at=models.utcnow()))
         self._invalidate()
         return {'id': project_id, 'parent_id': parent_id, 'name': name}
-
-    # -- the checks of hierarchical writes ---------------------------------
-
-    @staticmethod
-    def _lock_project(session, project_id):
-        return session.execute(
-            sa.select(_projects.c.id, _projects.c.parent_id)
-            .where(_projects.c.id == project_id)
-            .with_for_update()).first()
-
-    def _check_limit(self, session, project_id, resource, limit):
-        """Lock the project's row (registering it), then its parent's, and
-        let the model judge ``limit`` (None: the limit is removed)."""
-        row = self._lock_project(session, project_id)
-        if row is None:
-            session.execute(_projects.insert().values(
-                id=project_id, parent_id=None, created_at=models.utcnow()))
-            parent_id = None
-        else:
-            parent_id = row.parent_id
-        parent = child = None
-        if parent_id is not None:
-            self._lock_project(session, parent_id)
-            parent = (parent_id,
-                      self._own_limit(session, parent_id, resource))
-        else:
-            child = self._largest_child_limit(session, project_id, resource)
-        self.model.check_limit(project_id, resource, limit,
-                               self._registered_limit(session, resource),
-                               parent=parent, child=child)
-
-    def _check_joining(self, session, project_id, parent_id):
-        """A project may join a tree if its own limits fit under the
-        parent's and it holds no quota yet (its usage is counted in its own
-        tree until then)."""
-        held = session.execute(
-            sa.select(_usages.c.resource)
-            .where(_usages.c.project_id == project_id,
-                   _usages.c.used + _usages.c.reserved > 0)
-            .limit(1)).scalar()
-        if held is not None:
-            raise exception.ProjectParentConflict(
-                project_id=project_id, parent_id=parent_id,
-                reason='it already holds %s as a root of its own tree; a '
-                       'project joins a tree before its first use' % held)
-        own = session.execute(
-            sa.select(_project.c.resource, _project.c.resource_limit)
-            .where(_project.c.project_id == project_id)).all()
-        for resource, limit in own:
-            self.model.check_limit(
-                project_id, resource, limit,
-                self._registered_limit(session, resource),
-                parent=(parent_id,
-                        self._own_limit(session, parent_id, resource)))
-
-    @staticmethod
-    def _registered_limit(session, resource):
-        return session.execute(
-            sa.select(_registered.c.default_limit)
-            .where(_registered.c.resource == resource)).scalar()
-
-    @staticmethod
-    def _own_limit(session, project_id, resource):
-        return session.execute(
-            sa.select(_project.c.resource_limit)
-            .where(_project.c.project_id == project_id,
-                   _project.c.resource == resource)).scalar()
-
-    @staticmethod
-    def _largest_child_limit(session, project_id, resource):
-        """``(child_id, limit)`` of the child with the largest explicit
-        limit (unlimited first), or None."""
-        return session.execute(
-            sa.select(_project.c.project_id, _project.c.resource_limit)
-            .join(_projects, _projects.c.id == _project.c.project_id)
-            .where(_projects.c.parent_id == project_id,
-                   _project.c.resource == resource)
-            .order_by(sa.case((_project.c.resource_limit < 0, 0), else_=1),
-                      _project.c.resource_limit.desc())
-            .limit(1)).first()
 
 
 def _check_parent_id(project_id, parent_id):

@@ -34,19 +34,17 @@ class TreeLimits:
 class LimitSource(abc.ABC):
     """Raw limits and the project hierarchy, read for the models.
 
-    The write methods are the embedded store's API; a source whose limits
-    live elsewhere (Keystone) refuses them with ``LimitSourceReadOnly``.
+    The write methods are the embedded store's API, each judged by the
+    ``rules`` it is given (the enforcement model; None: not judged); a
+    source whose limits live elsewhere (Keystone) refuses them with
+    ``LimitSourceReadOnly``.
     """
 
     #: The source's name in ``[quota] limit_source``.
     name = None
 
-    #: The enforcement model that judges writes (set by ``bind``).
-    model = None
-
-    def bind(self, model):
-        """Judge this source's limit and project writes by ``model``."""
-        self.model = model
+    #: Whether the write API stores limits (else it refuses them).
+    writable = False
 
     def model_name(self):
         """``flat`` or ``strict-two-level``: the model to enforce."""
@@ -118,14 +116,20 @@ class LimitSource(abc.ABC):
         self._read_only()
 
     def set_project_limit(self, context, project_id, resource,
-                          resource_limit):
+                          resource_limit, rules=None):
         """Set ``project_id``'s own limit of ``resource``."""
         self._read_only()
 
-    def delete_project_limit(self, context, project_id, resource):
+    def delete_project_limit(self, context, project_id, resource,
+                             rules=None):
         """Remove ``project_id``'s own limit of ``resource``."""
         self._read_only()
 
-    def set_project(self, context, project_id, parent_id=None, name=None):
+    def set_project(self, context, project_id, parent_id=None, name=None,
+                    rules=None):
         """Register ``project_id`` (under ``parent_id``) or rename it."""
+        self._read_only()
+
+    def list_project_limits(self, context, project_id=None):
+        """Explicit limits of every project (the embedded store's alone)."""
         self._read_only()

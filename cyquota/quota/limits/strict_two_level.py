@@ -1,5 +1,5 @@
-"""The strict-two-level enforcement model (seed 002, Keystone's
-``strict_two_level``).
+"""The strict-two-level enforcement model (Keystone's ``strict_two_level``;
+``doc/limits.rst``).
 
 A tree is a root and its children, never deeper. Limits:
 
@@ -13,9 +13,9 @@ A tree is a root and its children, never deeper. Limits:
 
 Usage: each project stays within its own limit, and the usage of the
 whole tree (the root's own plus every child's) stays within the root's
-limit. The driver keeps that tree usage as one aggregate row per (root,
-resource), so the tree check costs the same with one child or ten
-thousand.
+limit. That tree usage is one aggregate row per (root, resource), kept by
+``tree_usage`` in the ledger's transactions, so the tree check costs the
+same with one child or ten thousand.
 
 -1 means unlimited and 0 means zero at every level, in writes and checks
 alike (Keystone's own validation lets a child above a parent of 0 and
@@ -25,6 +25,7 @@ refuses one below a parent of -1; cyquota does neither).
 import dataclasses
 
 from cyquota import exception
+from cyquota.quota.limits import tree_usage
 
 
 def lower(first, second):
@@ -61,7 +62,8 @@ class StrictTwoLevelModel:
                    'relationships: trees are a root and its children, no '
                    "child limit exceeds its parent's, and the usage of a "
                    "whole tree never exceeds its root's limit.")
-    hierarchical = True
+    # The root's tree usage row decides too.
+    decides_by_own_row = False
 
     def __init__(self, source):
         self.source = source
@@ -92,6 +94,34 @@ class StrictTwoLevelModel:
         """``{resource: limit}`` that ``project_id`` itself is held to."""
         return self.tree(context, project_id, resources).project_limits
 
+    def limit_sql(self):
+        """None: a limit of a child depends on its parent's."""
+        return None
+
+    # -- the ledger's transactions -----------------------------------------
+
+    def lock(self, context, conn, project_id, resources, create):
+        """Lock the root's tree usage rows of ``resources`` (creating the
+        missing ones with ``create``, which also registers an unknown
+        project as a root); returns the ``TreeUsage``."""
+        tree = self.tree(context, project_id, resources, register=create)
+        return tree_usage.TreeUsage.lock(context, conn, self.source, tree,
+                                         resources, create)
+
+    def read(self, context, conn, project_id, resources):
+        """The ``TreeUsage`` of ``project_id``'s tree, unlocked."""
+        return tree_usage.TreeUsage.read(
+            context, conn, self.source,
+            self.tree(context, project_id, resources), resources)
+
+    def find_drift(self, context, root_id=None):
+        """Tree usages that disagree with their members' counts."""
+        return tree_usage.find_drift(context, self.source, root_id)
+
+    def sync(self, context, project_id=None):
+        """Set every drifting tree usage to the sum of its members."""
+        return tree_usage.sync(context, self.source, project_id)
+
     # -- judging writes to the embedded store ------------------------------
 
     def check_parent(self, project_id, parent_id, grandparent_id):
@@ -101,26 +131,29 @@ class StrictTwoLevelModel:
                 project_id=project_id, parent_id=parent_id,
                 grandparent_id=grandparent_id)
 
-    def check_limit(self, project_id, resource, limit, registered,
-                    parent=None, child=None):
+    def check_limit(self, facts, limit):
         """Refuse a project limit that breaks its tree.
 
+        :param facts: the store's ``LimitWriteFacts`` of the project and
+            resource written, read under the store's locks.
         :param limit: the new own limit; None when it is being removed
             (the project falls back to the registered default).
-        :param registered: the registered default, or None.
-        :param parent: ``(parent_id, parent's own limit or None)`` for a
-            child.
-        :param child: ``(child_id, limit)`` of the child with the largest
-            explicit limit, for a root.
         """
+        parent_id = facts.parent_id()
+        parent_own = child = None
+        if parent_id is not None:
+            parent_own = facts.own_limit(parent_id)
+        else:
+            child = facts.largest_child_limit()
+        registered = facts.registered_limit()
         default = self.source.unregistered_limit if registered is None \
             else registered
-        if parent is not None:
-            parent_id, parent_own = parent
+        if parent_id is not None:
             parent_limit = default if parent_own is None else parent_own
             if limit is not None and not fits(limit, parent_limit):
                 raise exception.LimitHierarchyConflict(
-                    limit=limit, resource=resource, project_id=project_id,
+                    limit=limit, resource=facts.resource,
+                    project_id=facts.project_id,
                     reason="it is above the limit of its parent %s (%d)"
                            % (parent_id, parent_limit))
         if child is not None:
@@ -128,7 +161,20 @@ class StrictTwoLevelModel:
             effective = default if limit is None else limit
             if not fits(child_limit, effective):
                 raise exception.LimitHierarchyConflict(
-                    limit=effective, resource=resource,
-                    project_id=project_id,
+                    limit=effective, resource=facts.resource,
+                    project_id=facts.project_id,
                     reason='it is below the limit of its child %s (%d)'
                            % (child_id, child_limit))
+
+    def check_join(self, facts, parent_id):
+        """A project may join a tree if it holds no quota yet (its usage
+        is counted in its own tree until then) and its own limits fit under
+        the parent's."""
+        held = facts.held_resource()
+        if held is not None:
+            raise exception.ProjectParentConflict(
+                project_id=facts.project_id, parent_id=parent_id,
+                reason='it already holds %s as a root of its own tree; a '
+                       'project joins a tree before its first use' % held)
+        for resource, limit in facts.own_limits():
+            self.check_limit(facts.for_resource(resource, parent_id), limit)

@@ -18,8 +18,7 @@ from cyquota.api import policy
 from cyquota.conf import CONF
 from cyquota.policies import reservations as reservation_rules
 from cyquota import quota
-from cyquota.quota import driver
-from cyquota.quota import engine
+from cyquota.quota import limits
 from cyquota.quota.limits import flat
 from cyquota.quota.limits import keystone
 
@@ -104,11 +103,11 @@ def keystone_source(api, monkeypatch):
     """The engine on the keystone limit source, never asked for a limit:
     every write is refused before Keystone would be called."""
     source = keystone.KeystoneLimitSource(cache=None)
-    model = flat.FlatModel(source)
-    source.bind(model)
-    monkeypatch.setattr(quota, 'QUOTAS',
-                        engine.QuotaEngine(driver.DbQuotaDriver(model)))
-    return api
+    monkeypatch.setattr(limits, 'load_source', lambda: source)
+    monkeypatch.setattr(limits, 'load_model', flat.FlatModel)
+    quota.QUOTAS.reset()
+    yield api
+    quota.QUOTAS.reset()
 
 
 @pytest.mark.parametrize('method, path, body', [

@@ -124,7 +124,7 @@ def test_bad_device_requests_change_nothing(devices, ctx, deltas, params,
 
 
 def test_over_quota_claims_nothing(devices, ctx):
-    Q.limit_source.set_registered_limit(ctx, 'FPGA', 1)
+    Q.limits.set_registered_limit(ctx, 'FPGA', 1)
     with pytest.raises(exception.OverQuota):
         Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1',
                   devices={'resources': 'FPGA:2'})

@@ -17,7 +17,6 @@ from cyquota.api import validation
 from cyquota import exception
 from cyquota.policies import limits as rules
 from cyquota import quota
-from cyquota.quota.limits import local
 from cyquota.quota import validation as quota_validation
 
 
@@ -42,7 +41,7 @@ class LimitController:
         context = policy.authorized_context(
             rules.UPDATE, {'project_id': self.project_id})
         data = validation.json_body(schema.PUT_LIMIT)
-        quota.QUOTAS.limit_source.set_project_limit(
+        quota.QUOTAS.limits.set_project_limit(
             context, self.project_id, self.resource, data['resource_limit'])
         return {'limit': _view(self.project_id, self.resource,
                                data['resource_limit'])}
@@ -51,7 +50,7 @@ class LimitController:
     def delete(self):
         context = policy.authorized_context(
             rules.DELETE, {'project_id': self.project_id})
-        quota.QUOTAS.limit_source.delete_project_limit(
+        quota.QUOTAS.limits.delete_project_limit(
             context, self.project_id, self.resource)
         return webob.Response(status=204)
 
@@ -77,7 +76,7 @@ class ModelController:
     @index.when(method='GET', template='json')
     def get(self):
         policy.authorized_context(rules.MODEL)
-        model = quota.QUOTAS.limit_source.model
+        model = quota.QUOTAS.limits.model
         return {'model': {'name': model.name,
                           'description': model.description}}
 
@@ -102,18 +101,19 @@ class LimitsController:
         params = query.params('project_id')
         context = policy.authorized_context(rules.LIST, query.target(params))
         project_id = params['project_id']
-        source = quota.QUOTAS.limit_source
+        limits = quota.QUOTAS.limits
         if project_id is not None:
             quota_validation.project_id(project_id)
-            own = source.get_project_limits(context, project_id,
+            own = limits.get_project_limits(context, project_id,
                                             quota.QUOTAS.resources)
             return {'limits': [_view(project_id, resource, limit)
                                for resource, limit in own.items()]}
-        if not isinstance(source, local.LocalLimitSource):
+        if not limits.writable:
             raise exception.InvalidQuery(
                 detail="Invalid query string parameters: 'project_id' is "
-                       "required with the %s limit source." % source.name)
-        return {'limits': source.list_project_limits(context)}
+                       "required with the %s limit source."
+                       % limits.source.name)
+        return {'limits': limits.list_project_limits(context)}
 
     @pecan.expose()
     def _lookup(self, project_id, *remainder):

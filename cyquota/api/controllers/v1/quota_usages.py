@@ -17,7 +17,6 @@ import pecan
 
 from cyquota.api import policy
 from cyquota.api import query
-from cyquota.db import api as db_api
 from cyquota import exception
 from cyquota.policies import quota_usages as rules
 from cyquota import quota
@@ -71,16 +70,8 @@ class QuotaUsageController:
     def get(self):
         context = policy.authorized_context(
             rules.SHOW, {'project_id': self.project_id})
-        # One transaction (the engine's reads join it): one snapshot and
-        # one connection for the usage and the parent.
-        with db_api.reader(context):
-            resources = quota.QUOTAS.get_project_usage(context,
-                                                       self.project_id)
-            parent_id = quota.QUOTAS.limit_source.get_parent(
-                context, self.project_id)
-        return {'quota_usage': {'project_id': self.project_id,
-                                'parent_id': parent_id,
-                                'resources': resources}}
+        return {'quota_usage': quota.QUOTAS.get_usage_document(
+            context, self.project_id)}
 
 
 class QuotaUsagesController:

@@ -25,7 +25,7 @@ class RegisteredLimitController:
     def put(self):
         context = policy.authorized_context(rules.REGISTERED_UPDATE)
         data = validation.json_body(schema.PUT_REGISTERED_LIMIT)
-        quota.QUOTAS.limit_source.set_registered_limit(
+        quota.QUOTAS.limits.set_registered_limit(
             context, self.resource, data['default_limit'])
         return {'registered_limit': {'resource': self.resource,
                                      'default_limit': data['default_limit']}}
@@ -42,7 +42,7 @@ class RegisteredLimitsController:
     def get(self):
         context = policy.authorized_context(rules.REGISTERED_LIST)
         query.params()  # no filters: an unknown key is a 400
-        registered = quota.QUOTAS.limit_source.get_registered_limits(
+        registered = quota.QUOTAS.limits.get_registered_limits(
             context, quota.QUOTAS.resources)
         return {'registered_limits': [
             {'resource': resource, 'default_limit': limit}

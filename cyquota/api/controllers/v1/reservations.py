@@ -18,7 +18,6 @@ from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import reservation as schema
 from cyquota.api import validation
-from cyquota.db import models
 from cyquota import exception
 from cyquota.policies import reservations as rules
 from cyquota import quota
@@ -82,7 +81,7 @@ class ReservationsController:
     def get(self):
         params = query.params('project_id', 'status', 'limit')
         context = policy.authorized_context(rules.LIST, query.target(params))
-        query.choice('status', params['status'], models.STATUSES)
+        query.choice('status', params['status'], quota.RESERVATION_STATUSES)
         rows = quota.QUOTAS.list_reservations(
             context, project_id=params['project_id'],
             status=params['status'],

@@ -1,4 +1,5 @@
-"""Reconciliation: find and repair drift between counts and records.
+"""Repair: find drift between counts and records (check), and repair it
+(sync, optionally adopting what the agents report).
 
 The counts are ``quota_usages.used`` and ``.reserved``. The records say
 what they should be: ``used`` is what the consumers hold
@@ -12,8 +13,11 @@ When agents report what is really attached (``report_allocations``, kept by
 as well; ``sync(..., from_reports=True)`` adopts the reports. Consumers
 with a reservation still pending (an attach in progress) are left alone.
 
-Under strict-two-level each root's aggregate tree usage must also equal the
-sum of its members' counts (``tree_usage``).
+The enforcement model's own aggregate rows (under strict-two-level, each
+root's tree usage) must also equal the sum of the counts they add up; the
+model checks and repairs them (``find_drift``, ``sync``). Every repair
+runs under the ledger's locks, through its public pieces
+(``DbQuotaDriver.sync_usage`` and ``adopt_consumer_usage``).
 """
 
 import dataclasses
@@ -24,7 +28,6 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota.quota import attachments
-from cyquota.quota import tree_usage
 
 _usages = models.QuotaUsage.__table__
 _reservations = models.Reservation.__table__
@@ -161,11 +164,34 @@ def find_report_drift(context, project_id=None):
 
 
 def find_tree_drift(context, driver, root_id=None):
-    """Tree usages that disagree with their members' counts (none under
-    the flat model), as ``tree_usage.TreeDrift``."""
-    if not driver.model.hierarchical:
-        return []
-    return tree_usage.find_drift(context, driver.model.source, root_id)
+    """The model's aggregate rows that disagree with the counts they sum
+    (under strict-two-level, ``tree_usage.TreeDrift``; none under flat)."""
+    return driver.model.find_drift(context, root_id)
+
+
+@dataclasses.dataclass(frozen=True)
+class Findings:
+    """What ``check`` found: drifting counts, unacknowledged drift events,
+    consumers that disagree with the agents' reports, and drifting
+    aggregate rows of the model."""
+
+    counts: list
+    events: list
+    reports: list
+    trees: list
+
+    def __bool__(self):
+        return bool(self.counts or self.events or self.reports
+                    or self.trees)
+
+
+def check(context, driver, project_id=None, progress=None):
+    """Every kind of drift, as ``Findings`` (only ``project_id``'s when
+    given; ``progress`` as for ``find_drift``)."""
+    return Findings(find_drift(context, project_id, progress),
+                    unresolved_events(context, project_id),
+                    find_report_drift(context, project_id),
+                    find_tree_drift(context, driver, project_id))
 
 
 def unresolved_events(context, project_id=None):
@@ -212,14 +238,11 @@ def sync(context, driver, project_id=None, progress=None,
                 context, project, sorted(resources), expected_counts):
             changes.append(dict(project_id=project, resource=resource,
                                 field=field, old=old, new=new))
-    if driver.model.hierarchical:
-        # After the members' counts, so the trees add up the repaired ones.
-        for item in tree_usage.sync(context, driver.model.source,
-                                    project_id):
-            changes.append(dict(project_id=item.root_id,
-                                resource=item.resource,
-                                field='tree %s' % item.field,
-                                old=item.recorded, new=item.expected))
+    # After the members' counts, so the trees add up the repaired ones.
+    for item in driver.model.sync(context, project_id):
+        changes.append(dict(project_id=item.root_id, resource=item.resource,
+                            field='tree %s' % item.field,
+                            old=item.recorded, new=item.expected))
     with db_api.writer(context) as session:
         query = _drift.update().where(_drift.c.resolved_at.is_(None))
         if project_id is not None:

@@ -1,8 +1,8 @@
-"""Tree usages: what a whole strict-two-level tree uses (seed 002's
-"optimised usage calculation").
+"""Tree usages: what a whole strict-two-level tree uses, kept as one
+aggregate row per root (``doc/limits.rst``, "The tree check").
 
 One ``tree_usages`` row per (root, resource) holds the sum of ``used`` and
-of ``reserved`` over the root and its children. The driver changes it in
+of ``reserved`` over the root and its children. The ledger changes it in
 the same transaction as a member's ``quota_usages`` row, by the same
 amounts, and locks it *before* the member's row (root before child), so:
 
@@ -13,7 +13,7 @@ amounts, and locks it *before* the member's row (root before child), so:
 
 A missing row is made from its members' rows: the first use of a tree, or
 a database that ran under the flat model until now. ``find_drift`` and
-``sync`` check and repair rows against their members (reconciliation).
+``sync`` check and repair rows against their members (repair).
 """
 
 import dataclasses
@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
+from cyquota.quota.limits import model as model_protocol
 
 LOG = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class TreeDrift:
 
 class TreeUsage:
     """A root's tree usage rows, locked, kept in step with the usage rows
-    of one member of the tree.
+    of one member of the tree: the strict-two-level model's ``Scope``.
 
     :param tree: the member's ``strict_two_level.Tree``.
     :param rows: ``{resource: _Aggregate}``.
@@ -116,6 +117,16 @@ class TreeUsage:
     @property
     def root_id(self):
         return self.tree.root_id
+
+    @property
+    def project_limits(self):
+        return self.tree.project_limits
+
+    def report(self, resource):
+        """The ``tree`` part of the member's usage document."""
+        row = self.rows[resource]
+        return {'tree': dict(root_id=self.root_id, **model_protocol.usage_view(
+            self.tree.root_limits[resource], row.used, row.reserved))}
 
     def track(self, usages):
         """Remember the member's counts (``{resource: _Usage}``, just

@@ -6,7 +6,7 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota import quota
 from cyquota.quota import attachments
-from cyquota.quota import reconciliation
+from cyquota.quota import repair
 
 Q = quota.QUOTAS
 
@@ -21,8 +21,8 @@ def test_consistent_books_have_no_drift(sqlite_db, ctx):
     Q.commit(ctx, 'p1', uuids)
     Q.reserve(ctx, 'p1', {'FPGA': 1})
     Q.release(ctx, 'p1', {'GPU': 1}, consumer_id='vm1')
-    assert reconciliation.find_drift(ctx) == []
-    assert reconciliation.unresolved_events(ctx) == []
+    assert repair.find_drift(ctx) == []
+    assert repair.unresolved_events(ctx) == []
 
 
 def test_counts_that_disagree_are_found_and_repaired(sqlite_db, ctx):
@@ -31,31 +31,31 @@ def test_counts_that_disagree_are_found_and_repaired(sqlite_db, ctx):
     _corrupt("UPDATE quota_usages SET used = 9 WHERE project_id = 'p1'")
     _corrupt("UPDATE quota_usages SET reserved = 0 WHERE project_id = 'p2'")
 
-    drift = reconciliation.find_drift(ctx)
+    drift = repair.find_drift(ctx)
     assert drift == [
-        reconciliation.Drift('p1', 'FPGA', 'used', 9, 2),
-        reconciliation.Drift('p2', 'GPU', 'reserved', 0, 3)]
+        repair.Drift('p1', 'FPGA', 'used', 9, 2),
+        repair.Drift('p2', 'GPU', 'reserved', 0, 3)]
 
-    changes, acknowledged = reconciliation.sync(ctx, Q.driver)
+    changes, acknowledged = repair.sync(ctx, Q.driver)
     assert changes == [
         dict(project_id='p1', resource='FPGA', field='used', old=9, new=2),
         dict(project_id='p2', resource='GPU', field='reserved', old=0,
              new=3)]
     assert acknowledged == 0
-    assert reconciliation.find_drift(ctx) == []
+    assert repair.find_drift(ctx) == []
     assert Q.get_project_usage(ctx, 'p1')['FPGA']['used'] == 2
 
 
 def test_release_below_zero_is_an_event_until_acknowledged(sqlite_db, ctx):
     Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 1}, consumer_id='a'))
     Q.release(ctx, 'p1', {'FPGA': 3}, consumer_id='a')
-    events = reconciliation.unresolved_events(ctx)
+    events = repair.unresolved_events(ctx)
     assert [(e['kind'], e['requested'], e['applied']) for e in events] == [
         ('release_below_zero', 3, 1), ('consumer_release_below_zero', 3, 1)]
     # The counts themselves agree with the records (both stopped at 0).
-    assert reconciliation.find_drift(ctx) == []
-    assert reconciliation.sync(ctx, Q.driver) == ([], 2)
-    assert reconciliation.unresolved_events(ctx) == []
+    assert repair.find_drift(ctx) == []
+    assert repair.sync(ctx, Q.driver) == ([], 2)
+    assert repair.unresolved_events(ctx) == []
 
 
 def test_scan_goes_batch_by_batch_with_progress(sqlite_db, ctx):
@@ -64,11 +64,11 @@ def test_scan_goes_batch_by_batch_with_progress(sqlite_db, ctx):
         Q.reserve(ctx, 'p%d' % n, {'FPGA': 1, 'GPU': 1})
     _corrupt("UPDATE quota_usages SET reserved = 4")
     seen = []
-    drift = reconciliation.find_drift(ctx, progress=seen.append)
+    drift = repair.find_drift(ctx, progress=seen.append)
     assert seen == [3, 6, 9, 10]
     assert len(drift) == 10
-    assert reconciliation.count_usage_rows(ctx) == 10
-    changes, _ = reconciliation.sync(ctx, Q.driver, project_id='p3')
+    assert repair.count_usage_rows(ctx) == 10
+    changes, _ = repair.sync(ctx, Q.driver, project_id='p3')
     assert {(c['project_id'], c['new']) for c in changes} == {('p3', 1)}
     with db_api.get_engine().connect() as conn:
         fixed = conn.execute(sa.text(
@@ -84,7 +84,7 @@ def _report(ctx, host, *items):
 
 def test_no_report_no_report_drift(sqlite_db, ctx):
     Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1'))
-    assert reconciliation.find_report_drift(ctx) == []
+    assert repair.find_report_drift(ctx) == []
 
 
 def test_agent_reports_are_compared_and_adopted(sqlite_db, ctx):
@@ -95,14 +95,14 @@ def test_agent_reports_are_compared_and_adopted(sqlite_db, ctx):
     # behind the ledger's back; vm3's attach is still in progress.
     _report(ctx, 'host-a', ('p1', 'FPGA', 'vm1', 1), ('p1', 'FPGA', 'vm3', 1))
     _report(ctx, 'host-b', ('p1', 'GPU', 'vm4', 2))
-    assert reconciliation.find_report_drift(ctx) == [
-        reconciliation.ReportDrift('p1', 'FPGA', 'vm1', 2, 1),
-        reconciliation.ReportDrift('p1', 'GPU', 'vm2', 1, 0),
-        reconciliation.ReportDrift('p1', 'GPU', 'vm4', 0, 2)]
+    assert repair.find_report_drift(ctx) == [
+        repair.ReportDrift('p1', 'FPGA', 'vm1', 2, 1),
+        repair.ReportDrift('p1', 'GPU', 'vm2', 1, 0),
+        repair.ReportDrift('p1', 'GPU', 'vm4', 0, 2)]
     # A plain sync trusts the ledger's own records: nothing to repair.
-    assert reconciliation.sync(ctx, Q.driver) == ([], 0)
+    assert repair.sync(ctx, Q.driver) == ([], 0)
 
-    changes, _ = reconciliation.sync(ctx, Q.driver, from_reports=True)
+    changes, _ = repair.sync(ctx, Q.driver, from_reports=True)
     assert changes == [
         dict(project_id='p1', resource='FPGA', field='consumer vm1', old=2,
              new=1),
@@ -112,8 +112,8 @@ def test_agent_reports_are_compared_and_adopted(sqlite_db, ctx):
              new=2),
         dict(project_id='p1', resource='FPGA', field='used', old=2, new=1),
         dict(project_id='p1', resource='GPU', field='used', old=1, new=2)]
-    assert reconciliation.find_report_drift(ctx) == []
-    assert reconciliation.find_drift(ctx) == []
+    assert repair.find_report_drift(ctx) == []
+    assert repair.find_drift(ctx) == []
     usage = Q.get_project_usage(ctx, 'p1')
     assert (usage['FPGA']['used'], usage['FPGA']['reserved'],
             usage['GPU']['used']) == (1, 1, 2)
@@ -123,20 +123,20 @@ def test_tree_usage_drift_is_found_and_repaired(sqlite_db, ctx):
     CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
     Q.reset()
     try:
-        Q.limit_source.set_project(ctx, 'root')
-        Q.limit_source.set_project(ctx, 'child', parent_id='root')
+        Q.limits.set_project(ctx, 'root')
+        Q.limits.set_project(ctx, 'child', parent_id='root')
         Q.commit(ctx, 'child', Q.reserve(ctx, 'child', {'FPGA': 2}))
         Q.reserve(ctx, 'root', {'FPGA': 1})
-        assert reconciliation.find_tree_drift(ctx, Q.driver) == []
+        assert repair.find_tree_drift(ctx, Q.driver) == []
         _corrupt("UPDATE tree_usages SET used = 7 WHERE resource = 'FPGA'")
 
-        drift = reconciliation.find_tree_drift(ctx, Q.driver)
+        drift = repair.find_tree_drift(ctx, Q.driver)
         assert [(d.root_id, d.resource, d.field, d.recorded, d.expected)
                 for d in drift] == [('root', 'FPGA', 'used', 7, 2)]
-        changes, _ = reconciliation.sync(ctx, Q.driver)
+        changes, _ = repair.sync(ctx, Q.driver)
         assert changes == [dict(project_id='root', resource='FPGA',
                                 field='tree used', old=7, new=2)]
-        assert reconciliation.find_tree_drift(ctx, Q.driver) == []
+        assert repair.find_tree_drift(ctx, Q.driver) == []
         tree = Q.get_project_usage(ctx, 'child')['FPGA']['tree']
         assert (tree['used'], tree['reserved']) == (2, 1)
     finally:
@@ -145,4 +145,4 @@ def test_tree_usage_drift_is_found_and_repaired(sqlite_db, ctx):
 
 
 def test_flat_model_has_no_tree_drift(sqlite_db, ctx):
-    assert reconciliation.find_tree_drift(ctx, Q.driver) == []
+    assert repair.find_tree_drift(ctx, Q.driver) == []

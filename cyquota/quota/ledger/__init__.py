@@ -1,0 +1,48 @@
+"""The ledger: per (project, resource) ``used`` and ``reserved`` counts,
+reservation rows, what consumers hold, and the locks that keep them right.
+
+One concept a module: ``statements`` (the SQL, built once), ``usage``
+(usage rows locked and written, drift events), ``consumers``, ``reserve``,
+``settle`` (commit, rollback, expiry), ``release``, ``reads`` and
+``upkeep`` (purge, and the locked corrections that repair applies). The
+ledger asks the enforcement model (``cyquota.quota.limits.model``) what a
+project may take and claims devices through the device hook it is given;
+it imports nothing of either.
+
+Locking discipline, the whole of the ledger's concurrency story:
+
+* Locks are taken in one order, so transactions queue rather than
+  deadlock: the reservation rows a transaction ends (commit, rollback,
+  expiry), then what the enforcement model's rule reads (under
+  strict-two-level, the ``tree_usages`` rows of the project's root), then
+  the project's ``quota_usages`` rows in resource order, then
+  ``consumer_usages`` rows. The rare deadlock or lost race to create a
+  first row is retried as a whole transaction
+  (``db_api.retry_on_conflict``).
+* A reservation's status changes only from ``reserved``, and only while
+  its row is locked, so each reservation ends exactly once; its resource
+  and delta never change, so they may be read unlocked.
+* When the model lets a project's own row decide (flat), the common cases
+  change each count with one conditional UPDATE rather than locking and
+  reading the usage row first: a reserve adds to ``reserved`` only where
+  ``used + reserved + delta`` fits the limit (which the statement reads
+  itself when the limits are in this database), and an end moves counts
+  only where none goes below zero. When such an UPDATE changes no row (no
+  row yet, over quota, drift, or a reserve's request id was seen before),
+  the locked path decides: it locks the rows with ``SELECT ... FOR
+  UPDATE``, reads them, and says exactly why (a reserve rolls its attempt
+  back first).
+* Every read that follows a lock sees all that was committed under it:
+  PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
+  to READ COMMITTED too (``db_api``).
+* Under strict-two-level a transaction locks the ``tree_usages`` rows of
+  the project's root before the project's own rows, and changes the
+  root's rows by what it changed in the project's. Reservations in
+  different children of one root queue on the root's rows, so the tree
+  check sees every earlier one.
+* Device allocations are claimed inside the reserve's transaction, after
+  the usage rows (``cyquota.placement.allocations`` locks the chosen
+  providers in id order).
+
+Input is validated by the QuotaEngine before it reaches the ledger.
+"""

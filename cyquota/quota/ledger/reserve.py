@@ -1,0 +1,182 @@
+"""Reserve: hold quota for a project until commit, rollback or expiry.
+
+Two paths. When the enforcement model lets a project's own usage row
+decide and every delta is positive, each count is changed by one
+conditional UPDATE that adds to ``reserved`` only if the total fits the
+limit (read by the statement itself when the limits are in this
+database), and the reservation rows are inserted without reading any
+usage row. Anything else, and any such UPDATE that changes no row (no row
+yet, over quota, overflow, a request id seen before), takes the locked
+path: it locks what the model's rule reads and the usage rows, reads them,
+and decides, saying exactly why it refuses.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from cyquota.db import api as db_api
+from cyquota.db import models
+from cyquota import exception
+from cyquota.quota.ledger import statements as sql
+from cyquota.quota.ledger import usage as usage_rows
+
+
+class _Undecided(Exception):
+    """A conditional UPDATE changed no row: the locked path decides."""
+
+
+class Reserve:
+    """The reserve of one enforcement model.
+
+    :param model: the enforcement model (``limits.model``).
+    :param devices: the device hook, whose ``claim`` joins the reserve's
+        transaction.
+    """
+
+    def __init__(self, model, devices):
+        self.model = model
+        self.devices = devices
+        limit = model.limit_sql()
+        #: Whether the conditional UPDATE reads the limit itself.
+        self._limit_in_sql = limit is not None
+        self._statement = sql.reserve_if_fits(
+            sa.bindparam('_limit') if limit is None else limit)
+
+    @db_api.retry_on_conflict
+    def __call__(self, context, project_id, deltas, expire, request_id=None,
+                 consumer_id=None, dry_run=False, devices=None):
+        """Hold ``deltas`` for ``project_id``, all resources or none;
+        returns the reservation uuids in resource order (``[]`` for a dry
+        run, which writes nothing). ``devices``: a device request to
+        allocate to ``consumer_id`` in the same transaction."""
+        if (not dry_run and devices is None and self.model.decides_by_own_row
+                and min(deltas.values()) > 0):
+            uuids = self._conditional(context, project_id, deltas, expire,
+                                      request_id, consumer_id)
+            if uuids is not None:
+                return uuids
+        return self._locked(context, project_id, deltas, expire, request_id,
+                            consumer_id, dry_run, devices)
+
+    def _conditional(self, context, project_id, deltas, expire, request_id,
+                     consumer_id):
+        """One conditional UPDATE per resource and one INSERT each, reading
+        no row but, with a ``request_id``, whether it was used before.
+        None, with nothing written, when the locked path must decide."""
+        params = dict(_project_id=project_id, _request_id=request_id,
+                      _now=models.utcnow())
+        limits = {}
+        if self._limit_in_sql:
+            params['_default'] = self.model.source.unregistered_limit
+        else:
+            # Limits from elsewhere (Keystone) are read before any lock.
+            limits = self.model.project_limits(context, project_id,
+                                               list(deltas))
+        rows = [dict(params, _resource=resource, _delta=delta,
+                     _limit=limits.get(resource),
+                     _uuid=uuidutils.generate_uuid(), _expire=expire,
+                     _status=models.RESERVED, _consumer_id=consumer_id,
+                     _devices=False, _created_at=params['_now'])
+                for resource, delta in deltas.items()]
+        try:
+            with db_api.writer_connection(context) as conn:
+                for row in rows:
+                    if conn.execute(self._statement, row).rowcount != 1:
+                        raise _Undecided()
+                if request_id is not None and conn.execute(
+                        sql.REQUEST_SEEN, params).first() is not None:
+                    raise _Undecided()
+                for row in rows:
+                    conn.execute(sql.INSERT_RESERVATION_OF_USAGE, row)
+        except (_Undecided, db_exc.DBDuplicateEntry):
+            return None
+        return [row['_uuid'] for row in rows]
+
+    def _locked(self, context, project_id, deltas, expire, request_id,
+                consumer_id, dry_run, devices):
+        """Lock and read, then decide: any model, any delta, devices, dry
+        runs, and the exact refusal."""
+        resources = list(deltas)
+        with db_api.writer_connection(context) as conn:
+            scope = self.model.lock(context, conn, project_id, resources,
+                                    create=not dry_run)
+            usages = usage_rows.lock(conn, project_id, resources,
+                                     create=not dry_run, scope=scope)
+            if request_id is not None:
+                earlier = _find_request(conn, project_id, request_id, deltas)
+                if earlier is not None:
+                    return earlier
+            _check(project_id, deltas, usages, scope)
+            if dry_run:
+                return []
+            if devices is not None:
+                # Joins this transaction: a lost race for a device retries
+                # the whole reserve (the hook raises a deadlock).
+                self.devices.claim(context, consumer_id, project_id, devices,
+                                   user_id=context.user_id)
+            now = models.utcnow()
+            rows = [dict(uuid=uuidutils.generate_uuid(),
+                         usage_id=usages[r].id, project_id=project_id,
+                         resource=r, delta=d, expire=expire,
+                         status=models.RESERVED, request_id=request_id,
+                         consumer_id=consumer_id,
+                         devices=devices is not None, created_at=now)
+                    for r, d in deltas.items()]
+            conn.execute(sql.INSERT_RESERVATIONS,
+                         rows[0] if len(rows) == 1 else rows)
+            for resource, delta in deltas.items():
+                if delta > 0:
+                    usages[resource].add('reserved', delta)
+            usage_rows.write(conn, usages, scope)
+        return [row['uuid'] for row in rows]
+
+
+def _find_request(conn, project_id, request_id, deltas):
+    """The uuids of an earlier reserve with this request id, if any."""
+    rows = conn.execute(
+        sa.select(sql.RESERVATIONS.c.uuid, sql.RESERVATIONS.c.resource,
+                  sql.RESERVATIONS.c.delta)
+        .where(sql.RESERVATIONS.c.project_id == project_id,
+               sql.RESERVATIONS.c.request_id == request_id)
+        .order_by(sql.RESERVATIONS.c.resource)).all()
+    if not rows:
+        return None
+    earlier = {row.resource: row.delta for row in rows}
+    if earlier != deltas:
+        raise exception.RequestIdConflict(
+            request_id=request_id, project_id=project_id,
+            existing=', '.join('%s: %d' % kv for kv in earlier.items()))
+    return [row.uuid for row in rows]
+
+
+def _check(project_id, deltas, usages, scope):
+    """Raise OverQuota (or InvalidDelta) unless every delta fits the
+    project's limit and whatever else the model's scope holds it to."""
+    limits = scope.project_limits
+    overs = []
+    for resource, delta in deltas.items():
+        usage = usages[resource]
+        if delta < 0:
+            if usage.used + delta < 0:
+                raise exception.InvalidDelta(
+                    resource=resource,
+                    reason='%d would take used (%d) below zero'
+                           % (delta, usage.used))
+            continue
+        total = usage.used + usage.reserved + delta
+        if total > models.MAX_COUNT:
+            raise exception.InvalidDelta(
+                resource=resource,
+                reason='%d would overflow the count (largest %d)'
+                       % (delta, models.MAX_COUNT))
+        limit = limits[resource]
+        if 0 <= limit < total:
+            overs.append(dict(project_id=project_id, resource=resource,
+                              scope='project', limit=limit, used=usage.used,
+                              reserved=usage.reserved, requested=delta))
+        over = scope.over(resource, delta)
+        if over is not None:
+            overs.append(over)
+    if overs:
+        raise exception.OverQuota(overs=overs)

@@ -1,0 +1,245 @@
+"""Settle reservations: commit, roll back, expire.
+
+A reservation's status changes only from ``reserved``, and only while its
+row is locked, so each reservation ends exactly once. Ending locks the
+reservation rows first (the ledger's lock order), then applies the end to
+the counts: for a batch of positive deltas of one resource with one
+relative UPDATE that takes nothing below zero; otherwise (negative deltas,
+drift, a model whose rule spans more than the project's rows) with the
+rows locked and read.
+
+A reservation is expired from its ``expire`` time on, whether or not the
+periodic sweep has run: a commit of one that is due ends it as expired
+(its quota given back) and is refused as a conflict.
+"""
+
+import datetime
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from cyquota.conf import CONF
+from cyquota.db import api as db_api
+from cyquota.db import models
+from cyquota import exception
+from cyquota.quota.ledger import consumers
+from cyquota.quota.ledger import statements as sql
+from cyquota.quota.ledger import usage as usage_rows
+
+LOG = logging.getLogger(__name__)
+
+# A rollback ends a reservation whenever it is due.
+_EVER = datetime.datetime(1970, 1, 1)
+
+
+class _Due(Exception):
+    """A commit found reservations past their expiry (row ids)."""
+
+    def __init__(self, rows):
+        super().__init__()
+        self.rows = rows
+
+
+class Settle:
+    """Commit, rollback and expiry of one enforcement model.
+
+    :param model: the enforcement model (``limits.model``).
+    :param devices: the device hook: ``free`` gives back what reserves
+        that did not commit had claimed.
+    """
+
+    def __init__(self, model, devices):
+        self.model = model
+        self.devices = devices
+
+    def commit(self, context, project_id, uuids):
+        """Move reserved counts to used. Committing a committed reservation
+        does nothing; a rolled back or expired one, or one past its expiry,
+        is a conflict."""
+        try:
+            self._finish(context, project_id, uuids, models.COMMITTED)
+        except _Due as due:
+            self._expire_rows(context, project_id, [r.id for r in due.rows],
+                              models.utcnow())
+            raise exception.ReservationConflict(
+                action='commit', uuid=due.rows[0].uuid,
+                status=models.EXPIRED)
+
+    def rollback(self, context, project_id, uuids):
+        """Give reserved counts back. Rolling back a rolled back or expired
+        reservation does nothing; a committed one is a conflict."""
+        self._finish(context, project_id, uuids, models.ROLLED_BACK)
+
+    def expire(self, context):
+        """Roll back every reserved row whose expiry has passed, project by
+        project; returns how many expired. Safe to run in several
+        conductors at once: each row is expired exactly once."""
+        now = models.utcnow()
+        total = 0
+        while True:
+            with db_api.reader(context) as session:
+                projects = session.execute(
+                    sa.select(sql.RESERVATIONS.c.project_id).distinct()
+                    .where(sql.RESERVATIONS.c.status == models.RESERVED,
+                           sql.RESERVATIONS.c.expire < now)
+                    .limit(CONF.quota.batch_size)).scalars().all()
+            if not projects:
+                return total
+            for project_id in projects:
+                with db_api.reader(context) as session:
+                    due = session.execute(sql.DUE_RESERVATIONS, dict(
+                        _project_id=project_id, _now=now,
+                        _batch=CONF.quota.batch_size)).scalars().all()
+                total += self._expire_rows(context, project_id, due, now)
+
+    # -- steps -------------------------------------------------------------
+
+    @db_api.retry_on_conflict
+    def _finish(self, context, project_id, uuids, target):
+        with db_api.writer_connection(context) as conn:
+            pending = self._end_reservations(conn, project_id, uuids, target)
+            if pending:
+                self._apply_ends(context, conn, project_id, pending, target)
+                if target != models.COMMITTED:
+                    self._free_devices(context, pending)
+
+    def _end_reservations(self, conn, project_id, uuids, target):
+        """Lock the reservations and set those still reserved to
+        ``target``; returns those, in creation order. Not found, already
+        ended the other way, or (for a commit) due raise, and the
+        transaction rolls back."""
+        params = dict(_project_id=project_id, _uuids=list(uuids))
+        now = models.utcnow()
+        due_before = now if target == models.COMMITTED else _EVER
+        if conn.dialect.update_returning:
+            pending = sorted(conn.execute(
+                sql.END_RESERVATIONS_RETURNING,
+                dict(params, _status=target, _now=now,
+                     _due_before=due_before)).all(),
+                key=lambda row: row.id)
+            ended = {row.uuid for row in pending}
+            others = []
+            if len(ended) < len(uuids):
+                others = conn.execute(sql.FIND_RESERVATIONS, dict(
+                    params, _uuids=[u for u in uuids
+                                    if u not in ended])).all()
+        else:
+            rows = [row for row in conn.execute(sql.LOCK_RESERVATIONS,
+                                                params)
+                    if row.project_id == project_id]
+            pending = [row for row in rows if row.status == models.RESERVED
+                       and row.expire >= due_before]
+            others = [row for row in rows if row not in pending]
+            if pending:
+                conn.execute(sql.SET_STATUS, dict(
+                    _ids=[row.id for row in pending], _status=target,
+                    _now=now))
+        missing = (set(uuids) - {row.uuid for row in pending}
+                   - {row.uuid for row in others})
+        if missing:
+            raise exception.ReservationNotFound(
+                uuids=', '.join(sorted(missing)), project_id=project_id)
+        due = [row for row in others if row.status == models.RESERVED]
+        for row in others:
+            if row not in due and not _already_done(row.status, target):
+                raise exception.ReservationConflict(
+                    action=('commit' if target == models.COMMITTED
+                            else 'roll back'),
+                    uuid=row.uuid, status=row.status)
+        if due:
+            raise _Due(due)
+        return pending
+
+    def _apply_ends(self, context, conn, project_id, rows, target):
+        """Apply the end (``target``) of reservation rows, already set to
+        it, to the counts and, for a commit, to what consumers hold."""
+        if not self.model.decides_by_own_row:
+            self._apply_ends_locked(context, conn, project_id, rows, target)
+        else:
+            by_resource = {}
+            for row in rows:
+                by_resource.setdefault(row.resource, []).append(row)
+            now = models.utcnow()
+            for resource, group in sorted(by_resource.items()):
+                held = sum(row.delta for row in group)
+                used = held if target == models.COMMITTED else 0
+                # Negative deltas are applied row by row, in creation
+                # order, as each may stop at zero.
+                if min(row.delta for row in group) < 0 or conn.execute(
+                        sql.END_RESERVED, dict(
+                            _project_id=project_id, _resource=resource,
+                            _held=held, _used=used,
+                            _now=now)).rowcount != 1:
+                    # A count would go below zero: drift, told row by row.
+                    self._apply_ends_locked(context, conn, project_id,
+                                            group, target)
+        if target == models.COMMITTED:
+            for row in rows:
+                consumers.add(conn, project_id, row.resource,
+                              row.consumer_id, row.delta)
+
+    def _apply_ends_locked(self, context, conn, project_id, rows, target):
+        """``_apply_ends``' counts with the model's rows and the usage rows
+        locked and read."""
+        resources = sorted({row.resource for row in rows})
+        scope = self.model.lock(context, conn, project_id, resources,
+                                create=True)
+        usages = usage_rows.lock(conn, project_id, resources, create=True,
+                                 scope=scope)
+        for row in rows:
+            _settle(conn, project_id, usages[row.resource], row, target)
+        usage_rows.write(conn, usages, scope)
+
+    @db_api.retry_on_conflict
+    def _expire_rows(self, context, project_id, ids, now):
+        """Expire the rows of ``ids`` still reserved; returns how many."""
+        if not ids:
+            return 0
+        with db_api.writer_connection(context) as conn:
+            rows = conn.execute(sql.LOCK_RESERVED_BY_ID,
+                                dict(_ids=ids)).all()
+            if rows:
+                conn.execute(sql.SET_STATUS, dict(
+                    _ids=[row.id for row in rows], _status=models.EXPIRED,
+                    _now=now))
+                self._apply_ends(context, conn, project_id, rows,
+                                 models.EXPIRED)
+                self._free_devices(context, rows)
+        if rows:
+            LOG.info('Expired %d reservation(s) of project %s',
+                     len(rows), project_id)
+        return len(rows)
+
+    def _free_devices(self, context, rows):
+        """Give back the devices claimed by reserves that did not commit."""
+        for consumer_id in sorted({r.consumer_id for r in rows
+                                   if r.devices}):
+            self.devices.free(context, consumer_id)
+
+
+def _already_done(status, target):
+    # A retried commit finds it committed; a rollback of an expired
+    # reservation finds the quota already given back.
+    if target == models.COMMITTED:
+        return status == models.COMMITTED
+    return status in (models.ROLLED_BACK, models.EXPIRED)
+
+
+def _settle(conn, project_id, usage, row, target):
+    """Apply one reserved row's end (commit, rollback or expiry) to its
+    locked usage."""
+    if row.delta > 0:
+        given = -usage.add('reserved', -row.delta)
+        if given < row.delta:
+            usage_rows.record_drift(
+                conn, project_id, row.resource, row.consumer_id,
+                'reserved_below_zero', row.delta, given,
+                'reservation %s held more than reserved' % row.uuid)
+    if target != models.COMMITTED:
+        return
+    applied = usage.add('used', row.delta)
+    if applied != row.delta:
+        usage_rows.record_drift(
+            conn, project_id, row.resource, row.consumer_id,
+            'used_below_zero', row.delta, applied,
+            'commit of reservation %s' % row.uuid)

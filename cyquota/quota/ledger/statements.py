@@ -1,0 +1,128 @@
+"""The ledger's SQL statements, built once: SQLAlchemy then only binds
+parameters (a statement built per call costs as much CPU as a round trip).
+
+Bind names of UPDATEs start with ``_``: they must differ from the column
+names.
+"""
+
+import sqlalchemy as sa
+
+from cyquota.db import models
+
+USAGES = models.QuotaUsage.__table__
+RESERVATIONS = models.Reservation.__table__
+CONSUMERS = models.ConsumerUsage.__table__
+DRIFT = models.DriftEvent.__table__
+
+LOCK_ALL_USAGES = (
+    sa.select(USAGES.c.id, USAGES.c.resource, USAGES.c.used,
+              USAGES.c.reserved)
+    .where(USAGES.c.project_id == sa.bindparam('project_id'))
+    .order_by(USAGES.c.resource)
+    .with_for_update())
+LOCK_USAGES = LOCK_ALL_USAGES.where(
+    USAGES.c.resource.in_(sa.bindparam('resources', expanding=True)))
+INSERT_USAGE = USAGES.insert()
+INSERT_RESERVATIONS = RESERVATIONS.insert()
+WRITE_USAGE = (
+    USAGES.update()
+    .where(USAGES.c.id == sa.bindparam('_id'))
+    .values(used=sa.bindparam('_used'), reserved=sa.bindparam('_reserved'),
+            updated_at=sa.bindparam('_now')))
+THE_USAGE = (USAGES.c.project_id == sa.bindparam('_project_id'),
+             USAGES.c.resource == sa.bindparam('_resource'))
+# A reserve's row, its usage row's id read by the INSERT itself.
+INSERT_RESERVATION_OF_USAGE = RESERVATIONS.insert().from_select(
+    ['usage_id', 'project_id', 'resource', 'uuid', 'delta', 'expire',
+     'status', 'request_id', 'consumer_id', 'devices', 'created_at'],
+    sa.select(USAGES.c.id, USAGES.c.project_id, USAGES.c.resource,
+              *[sa.bindparam('_' + name, type_=RESERVATIONS.c[name].type)
+                for name in ('uuid', 'delta', 'expire', 'status',
+                             'request_id', 'consumer_id', 'devices',
+                             'created_at')])
+    .where(*THE_USAGE))
+# The end of reserved rows of one resource, all of positive deltas:
+# ``_held`` off reserved (unless that would go below zero) and ``_used``
+# (``_held`` or 0) onto used.
+END_RESERVED = (
+    USAGES.update()
+    .where(*THE_USAGE, USAGES.c.reserved >= sa.bindparam('_held'))
+    .values(reserved=USAGES.c.reserved - sa.bindparam('_held'),
+            used=USAGES.c.used + sa.bindparam('_used'),
+            updated_at=sa.bindparam('_now')))
+REQUEST_SEEN = (
+    sa.select(RESERVATIONS.c.id)
+    .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
+           RESERVATIONS.c.request_id == sa.bindparam('_request_id'))
+    .limit(1))
+RESERVATION_COLUMNS = (
+    RESERVATIONS.c.id, RESERVATIONS.c.uuid, RESERVATIONS.c.resource,
+    RESERVATIONS.c.delta, RESERVATIONS.c.status, RESERVATIONS.c.expire,
+    RESERVATIONS.c.consumer_id, RESERVATIONS.c.devices)
+FIND_RESERVATIONS = (
+    sa.select(*RESERVATION_COLUMNS)
+    .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
+           RESERVATIONS.c.uuid.in_(sa.bindparam('_uuids', expanding=True)))
+    # Creation order, so a batch's result never depends on how its uuids
+    # happen to sort.
+    .order_by(RESERVATIONS.c.id))
+# By uuid alone, so that InnoDB locks the rows through the uuid index and
+# no other (see LOCK_RESERVED_BY_ID); the project is checked afterwards.
+LOCK_RESERVATIONS = (
+    sa.select(RESERVATIONS.c.project_id, *RESERVATION_COLUMNS)
+    .where(RESERVATIONS.c.uuid.in_(sa.bindparam('_uuids', expanding=True)))
+    .order_by(RESERVATIONS.c.id)
+    .with_for_update())
+# Where UPDATE ... RETURNING exists, one statement locks, ends and reads;
+# a reservation whose expiry has passed is not ended here (see settle).
+END_RESERVATIONS_RETURNING = (
+    RESERVATIONS.update()
+    .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
+           RESERVATIONS.c.uuid.in_(sa.bindparam('_uuids', expanding=True)),
+           RESERVATIONS.c.status == models.RESERVED,
+           RESERVATIONS.c.expire >= sa.bindparam('_due_before'))
+    .values(status=sa.bindparam('_status'), updated_at=sa.bindparam('_now'))
+    .returning(*RESERVATION_COLUMNS))
+DUE_RESERVATIONS = (
+    sa.select(RESERVATIONS.c.id)
+    .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
+           RESERVATIONS.c.status == models.RESERVED,
+           RESERVATIONS.c.expire < sa.bindparam('_now'))
+    .order_by(RESERVATIONS.c.id)
+    .limit(sa.bindparam('_batch')))
+# Locked by primary key only: InnoDB locks the index entries a locking read
+# passes through, and a secondary index entry locked before its row would
+# deadlock with a commit, which locks the row (by uuid) and then changes
+# that entry.
+LOCK_RESERVED_BY_ID = (
+    sa.select(*RESERVATION_COLUMNS)
+    .where(RESERVATIONS.c.id.in_(sa.bindparam('_ids', expanding=True)),
+           RESERVATIONS.c.status == models.RESERVED)
+    .order_by(RESERVATIONS.c.id)
+    .with_for_update())
+SET_STATUS = (
+    RESERVATIONS.update()
+    .where(RESERVATIONS.c.id.in_(sa.bindparam('_ids', expanding=True)))
+    .values(status=sa.bindparam('_status'),
+            updated_at=sa.bindparam('_now')))
+ADD_TO_CONSUMER = (
+    CONSUMERS.update()
+    .where(CONSUMERS.c.project_id == sa.bindparam('_project_id'),
+           CONSUMERS.c.resource == sa.bindparam('_resource'),
+           CONSUMERS.c.consumer_id == sa.bindparam('_consumer_id'),
+           CONSUMERS.c.used + sa.bindparam('_delta') >= 0)
+    .values(used=CONSUMERS.c.used + sa.bindparam('_delta'),
+            updated_at=sa.bindparam('_now')))
+
+
+def reserve_if_fits(limit):
+    """The UPDATE adding ``_delta`` to a usage row's reserved count only if
+    the total stays within ``limit`` (an SQL expression; below zero:
+    unlimited) and the largest count."""
+    total = (USAGES.c.used + USAGES.c.reserved
+             + sa.cast(sa.bindparam('_delta'), sa.BigInteger))
+    return (USAGES.update()
+            .where(*THE_USAGE, total <= models.MAX_COUNT,
+                   sa.or_(limit < 0, total <= limit))
+            .values(reserved=USAGES.c.reserved + sa.bindparam('_delta'),
+                    updated_at=sa.bindparam('_now')))

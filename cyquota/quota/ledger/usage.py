@@ -1,0 +1,81 @@
+"""Usage rows: a project's ``quota_usages`` rows, locked, changed in
+memory and written back, and the drift events of counts that would have
+gone below zero."""
+
+import dataclasses
+
+from oslo_log import log as logging
+
+from cyquota.db import models
+from cyquota.quota.ledger import statements as sql
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Usage:
+    """A locked ``quota_usages`` row, changed in memory, then written."""
+
+    id: int
+    resource: str
+    used: int
+    reserved: int
+    dirty: bool = False
+
+    def add(self, field, delta):
+        """Add ``delta`` to ``field``, stopping at zero; returns what was
+        applied."""
+        current = getattr(self, field)
+        applied = max(delta, -current)
+        setattr(self, field, current + applied)
+        self.dirty = self.dirty or applied != 0
+        return applied
+
+
+def lock(conn, project_id, resources, create=False, scope=None):
+    """Lock a project's usage rows of ``resources`` in resource order
+    (``SELECT ... FOR UPDATE``); with ``create``, insert the missing ones
+    (else they are zero rows that are not stored). ``scope``: the model's
+    scope of the transaction, told the counts as locked."""
+    rows = conn.execute(sql.LOCK_USAGES, dict(project_id=project_id,
+                                              resources=list(resources)))
+    usages = {row.resource: Usage(*row) for row in rows}
+    for resource in resources:
+        if resource in usages:
+            continue
+        if not create:
+            usages[resource] = Usage(None, resource, 0, 0)
+            continue
+        # A concurrent first use of the pair makes this insert fail on the
+        # unique constraint; the whole transaction is retried.
+        result = conn.execute(sql.INSERT_USAGE, dict(
+            project_id=project_id, resource=resource, used=0, reserved=0,
+            created_at=models.utcnow()))
+        usages[resource] = Usage(result.inserted_primary_key[0], resource,
+                                 0, 0)
+    if scope is not None:
+        scope.track(usages)
+    return usages
+
+
+def write(conn, usages, scope):
+    """Write the changed rows, then let the model's scope follow them."""
+    now = models.utcnow()
+    changed = [dict(_id=u.id, _used=u.used, _reserved=u.reserved, _now=now)
+               for u in usages.values() if u.dirty]
+    if changed:
+        conn.execute(sql.WRITE_USAGE,
+                     changed[0] if len(changed) == 1 else changed)
+        scope.write(conn, usages)
+
+
+def record_drift(conn, project_id, resource, consumer_id, kind, requested,
+                 applied, detail):
+    """Record that a count could not take all of a change (it would have
+    gone below zero): drift that repair reports until a sync."""
+    LOG.warning('Quota drift in project %s, %s: %s (%s)', project_id,
+                resource, kind, detail)
+    conn.execute(sql.DRIFT.insert().values(
+        project_id=project_id, resource=resource, consumer_id=consumer_id,
+        kind=kind, requested=requested, applied=applied,
+        detail=detail[:1024], created_at=models.utcnow()))
