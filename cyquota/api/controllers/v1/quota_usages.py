@@ -17,6 +17,7 @@ import pecan
 
 from cyquota.api import policy
 from cyquota.api import query
+from cyquota.api.types import quota_usage as types
 from cyquota.db import api as db_api
 from cyquota import exception
 from cyquota.policies import quota_usages as rules
@@ -78,9 +79,9 @@ class QuotaUsageController:
                                                        self.project_id)
             parent_id = quota.QUOTAS.limit_source.get_parent(
                 context, self.project_id)
-        return {'quota_usage': {'project_id': self.project_id,
-                                'parent_id': parent_id,
-                                'resources': resources}}
+        return types.QuotaUsageResponse.from_dict({'quota_usage': {
+            'project_id': self.project_id, 'parent_id': parent_id,
+            'resources': resources}}).to_json()
 
 
 class QuotaUsagesController:
@@ -99,8 +100,9 @@ class QuotaUsagesController:
             context, project_id=params['project_id'],
             resource=params['resource'], limit=page_size,
             marker=_marker(params['marker']))
-        return dict({'quota_usages': rows},
-                    **_next_link(params, rows, page_size))
+        return types.QuotaUsagesResponse.from_dict(dict(
+            {'quota_usages': rows},
+            **_next_link(params, rows, page_size))).to_json()
 
     @pecan.expose()
     def _lookup(self, project_id, *remainder):
