@@ -1,12 +1,14 @@
-"""cyquota's benchmarks (SPEC section 6): run them with ``python -m
-benchmarks``; README.rst describes the interface of a benchmark module."""
+"""cyquota's benchmarks: the ledger's rate against the raw rate of a
+durable counter, the tree check's latency as trees grow, and the REST and
+RPC round trips. Run them with ``python -m benchmarks``; README.rst
+describes them and the interface of a benchmark module."""
 
 import contextlib
 import tempfile
 
+from benchmarks import support
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
-from tests import fixtures
 
 _configured = False
 
@@ -18,7 +20,7 @@ def use_database(url, migrate=False):
     if not _configured:
         CONF([], project='cyquota', default_config_files=[])
         _configured = True
-    fixtures.use_database(url, migrate=migrate)
+    support.use_database(url, migrate=migrate)
 
 
 @contextlib.contextmanager
@@ -33,11 +35,11 @@ def throwaway_database(backend):
             url = 'sqlite:///%s/cyquota.sqlite' % directory
         else:
             try:
-                url = fixtures.create_database(backend)
+                url = support.create_database(backend)
             except Exception:  # any driver error: the server is not there
                 yield None
                 return
-            stack.callback(fixtures.drop_database, url)
+            stack.callback(support.drop_database, url)
         use_database(url, migrate=True)
         stack.callback(db_api.reset)
         yield url

@@ -31,7 +31,7 @@ def _choices(known):
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog='python -m benchmarks',
-        description='Measure cyquota (SPEC section 6). Results go to '
+        description='Measure cyquota. Results go to '
                     'OUT/results.json and OUT/results.png.')
     parser.add_argument('--only', type=_choices(BENCHMARKS),
                         default=list(BENCHMARKS),

@@ -50,7 +50,8 @@ def write_json(path, options, results):
     run's options and a description of the machine."""
     document = {
         'created': datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        'machine': {'cpus': os.cpu_count(), 'python': platform.python_version(),
+        'machine': {'cpus': os.cpu_count(),
+                    'python': platform.python_version(),
                     'platform': platform.platform()},
         'options': options,
         'benchmarks': results,

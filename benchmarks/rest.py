@@ -1,4 +1,4 @@
-"""REST benchmark (SPEC section 6): ``GET /v1/quota_usages/{id}`` latency
+"""REST benchmark: ``GET /v1/quota_usages/{id}`` latency
 under a steady request rate against a real ``cyquota-api`` process, next
 to the trivial ``GET /`` (the version document: no policy, no database)
 at the same rate, in the same run.
@@ -21,8 +21,7 @@ import time
 import requests
 
 from benchmarks import report
-from tests import fixtures
-from tests.functional import api_server
+from benchmarks import support
 
 TITLE = ('REST: GET /v1/quota_usages/{id} under a steady request rate, next '
          'to GET /')
@@ -69,7 +68,7 @@ def run(args, progress):
             server.stop()
             shutil.rmtree(server.directory, ignore_errors=True)
             if drop is not None:
-                fixtures.drop_database(drop)
+                support.drop_database(drop)
     return rows
 
 
@@ -103,8 +102,8 @@ def _server(backend):
     if backend == 'sqlite':
         url, drop = 'sqlite:///%s/cyquota.sqlite' % directory, None
     else:
-        url = drop = fixtures.create_database(backend)
-    server = api_server.ApiServer(url, directory=directory)
+        url = drop = support.create_database(backend)
+    server = support.ApiServer(url, directory=directory)
     server.manage('db', 'sync')
     return server, drop
 

@@ -1,4 +1,4 @@
-"""RPC benchmark (SPEC section 6): the round trip of a reserve over
+"""RPC benchmark: the round trip of a reserve over
 RabbitMQ (``ConductorAPI.reserve``), next to a bare oslo.messaging echo
 call on the same broker, measured in the same run.
 
@@ -23,6 +23,7 @@ import oslo_messaging
 import sqlalchemy as sa
 
 import benchmarks
+from benchmarks import support
 from cyquota.conductor import rpc
 from cyquota.conductor import rpcapi
 from cyquota.conductor import service as conductor_service
@@ -31,7 +32,6 @@ from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
-from tests import fixtures
 
 TITLE = ('RPC: reserve round trip over RabbitMQ, next to a bare '
          'oslo.messaging echo')
@@ -74,7 +74,7 @@ def run(args, progress):
             continue
         progress.step('rpc: %s: creating a throw-away database' % backend)
         try:
-            url = fixtures.create_database(backend)
+            url = support.create_database(backend)
         except Exception:  # any driver error: the server is not there
             rows.append(dict(call=RESERVE, backend=backend, failed=True,
                              check='server not reachable'))
@@ -84,7 +84,7 @@ def run(args, progress):
             rows.extend(_measure(backend, url, seconds, progress))
         finally:
             db_api.reset()
-            fixtures.drop_database(url)
+            support.drop_database(url)
     return rows
 
 

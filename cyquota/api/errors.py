@@ -1,4 +1,4 @@
-"""Error documents: every error the API returns, in one form (SPEC 4.1).
+"""Error documents: every error the API returns, in one form.
 
 ``{"errors": [{"status": N, "code": "cyquota.<kind>", "title": "...",
 "detail": "...", "request_id": "req-..."}]}``; an over-quota error also

@@ -68,8 +68,8 @@ class MediaTypeHook(pecan.hooks.PecanHook):
 
 
 class ErrorHook(pecan.hooks.PecanHook):
-    """Render every error of the request (routing included) as SPEC 4.1's
-    JSON error document."""
+    """Render every error of the request (routing included) as the API's
+    JSON error document (``errors.response_for``)."""
 
     def on_error(self, state, error):
         return errors.response_for(error, state.request.environ)

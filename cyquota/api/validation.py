@@ -1,8 +1,9 @@
-"""Request bodies: JSON, checked against a JSON schema (as Placement does).
+"""Request bodies: JSON, checked against a JSON schema (as Placement does),
+then made WSME types.
 
-wsme's converters coerce (``"1"`` and ``true`` become ``1``, ``1.5`` becomes
-``1``); the API must refuse wrong types instead, so bodies are validated
-with jsonschema, and every error names the offending field.
+WSME's converters coerce (``"1"`` and ``true`` become ``1``, ``1.5`` becomes
+``1``); the API must refuse wrong types instead, so the JSON schema gate
+comes first, and every error names the offending field.
 """
 
 import json
@@ -10,6 +11,8 @@ import json
 import jsonschema
 from oslo_utils import uuidutils
 import pecan
+import wsme.exc
+from wsme.rest import json as wsme_json
 
 from cyquota import exception
 
@@ -46,3 +49,20 @@ def json_body(schema):
         raise exception.InvalidBody(detail='JSON does not validate: %s%s' % (
             error.message, _where(error)))
     return data
+
+
+def typed_body(datatype, schema):
+    """The request's JSON body, validated against ``schema``, as an
+    instance of the WSME type ``datatype``.
+
+    :raises UnsupportedMediaType: (415) the body is not application/json.
+    :raises InvalidBody: (400) malformed JSON, JSON the schema refuses, or
+        a value an attribute type of ``datatype`` refuses.
+    """
+    data = json_body(schema)
+    try:
+        return wsme_json.fromjson(datatype, data)
+    except wsme.exc.InvalidInput as error:
+        raise exception.InvalidBody(
+            detail='JSON does not validate: %s (field: %s)' % (
+                error.msg, error.fieldname))

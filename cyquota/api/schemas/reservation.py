@@ -16,7 +16,10 @@ POST_RESERVATION = {
             'minProperties': 1,
             'additionalProperties': {'type': 'integer'},
         },
-        'expire': _STRING_OR_NULL,
+        # Seconds from now, or an ISO 8601 date and time: the form is
+        # checked here, the value by the engine (it says why it refuses).
+        'expire': {'anyOf': [{'type': 'integer'}, {'type': 'string'},
+                             {'type': 'null'}]},
         'request_id': _STRING_OR_NULL,
         'consumer_id': _STRING_OR_NULL,
         'dry_run': {'type': 'boolean'},

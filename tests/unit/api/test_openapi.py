@@ -25,8 +25,8 @@ def _methods(controller):
 
 def _children(controller):
     """``(path segment, sub-controller)``: attributes (of the class or the
-    instance) that are controllers, and what ``_lookup`` returns for placeholders
-    named after its parameters."""
+    instance) that are controllers, and what ``_lookup`` returns for
+    placeholders named after its parameters."""
     names = set(dir(type(controller))) | set(vars(controller))
     for name in sorted(names):
         if name.startswith('_') or name == 'index':

@@ -2,6 +2,7 @@
 strict-two-level trees, the keystone limit source, keystone auth, policy
 files and the sample, body size, and the WSGI entry point."""
 
+import datetime
 import json
 import pathlib
 import subprocess
@@ -217,6 +218,18 @@ def test_an_oversized_body_is_refused_before_it_is_read(api):
     assert response.json['errors'][0]['code'] == 'cyquota.request_too_large'
     assert api.get('/v1/reservations', headers=ADMIN).json == {
         'reservations': []}
+
+
+def test_an_expiry_in_seconds_is_that_long_from_now(api):
+    hour = datetime.timedelta(hours=1)
+    before = datetime.datetime.now(datetime.timezone.utc)
+    answer = api.post_json('/v1/reservations', {
+        'project_id': 'p1', 'deltas': {'FPGA': 1}, 'expire': 3600},
+        headers=SERVICE, status=201).json
+    after = datetime.datetime.now(datetime.timezone.utc)
+    expire = datetime.datetime.fromisoformat(answer['expire'])
+    assert expire.utcoffset() == datetime.timedelta(0)
+    assert before + hour <= expire <= after + hour
 
 
 def test_the_wsgi_entry_point_reads_its_command_line(tmp_path, sqlite_db):

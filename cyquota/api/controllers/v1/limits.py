@@ -13,16 +13,12 @@ import webob
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import limit as schema
+from cyquota.api.types import limit as types
 from cyquota.api import validation
 from cyquota import exception
 from cyquota.policies import limits as rules
 from cyquota import quota
 from cyquota.quota import validation as quota_validation
-
-
-def _view(project_id, resource, resource_limit):
-    return {'project_id': project_id, 'resource': resource,
-            'resource_limit': resource_limit}
 
 
 class LimitController:
@@ -40,11 +36,12 @@ class LimitController:
     def put(self):
         context = policy.authorized_context(
             rules.UPDATE, {'project_id': self.project_id})
-        data = validation.json_body(schema.PUT_LIMIT)
+        data = validation.typed_body(types.LimitRequest, schema.PUT_LIMIT)
         quota.QUOTAS.limits.set_project_limit(
             context, self.project_id, self.resource, data['resource_limit'])
-        return {'limit': _view(self.project_id, self.resource,
-                               data['resource_limit'])}
+        return types.LimitResponse(limit=types.Limit(
+            project_id=self.project_id, resource=self.resource,
+            resource_limit=data['resource_limit'])).to_json()
 
     @index.when(method='DELETE')
     def delete(self):
@@ -77,8 +74,8 @@ class ModelController:
     def get(self):
         policy.authorized_context(rules.MODEL)
         model = quota.QUOTAS.limits.model
-        return {'model': {'name': model.name,
-                          'description': model.description}}
+        return types.ModelResponse(model=types.Model(
+            name=model.name, description=model.description)).to_json()
 
     @pecan.expose()
     def _lookup(self, resource, *remainder):
@@ -106,14 +103,17 @@ class LimitsController:
             quota_validation.project_id(project_id)
             own = limits.get_project_limits(context, project_id,
                                             quota.QUOTAS.resources)
-            return {'limits': [_view(project_id, resource, limit)
-                               for resource, limit in own.items()]}
+            return types.LimitsResponse(limits=[
+                types.Limit(project_id=project_id, resource=resource,
+                            resource_limit=limit)
+                for resource, limit in own.items()]).to_json()
         if not limits.writable:
             raise exception.InvalidQuery(
                 detail="Invalid query string parameters: 'project_id' is "
                        "required with the %s limit source."
                        % limits.source.name)
-        return {'limits': limits.list_project_limits(context)}
+        return types.LimitsResponse.from_dict(
+            {'limits': limits.list_project_limits(context)}).to_json()
 
     @pecan.expose()
     def _lookup(self, project_id, *remainder):

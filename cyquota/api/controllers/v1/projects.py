@@ -6,6 +6,7 @@ import pecan
 
 from cyquota.api import policy
 from cyquota.api.schemas import limit as schema
+from cyquota.api.types import project as types
 from cyquota.api import validation
 from cyquota.policies import limits as rules
 from cyquota import quota
@@ -25,11 +26,12 @@ class ProjectController:
     def put(self):
         context = policy.authorized_context(
             rules.PROJECT_UPDATE, {'project_id': self.project_id})
-        data = validation.json_body(schema.PUT_PROJECT)
+        data = validation.typed_body(types.ProjectRequest, schema.PUT_PROJECT)
         project = quota.QUOTAS.limits.set_project(
             context, self.project_id, parent_id=data.get('parent_id'),
             name=data.get('name'))
-        return {'project': project}
+        return types.ProjectResponse.from_dict(
+            {'project': project}).to_json()
 
 
 class ProjectsController:

@@ -17,6 +17,7 @@ import pecan
 
 from cyquota.api import policy
 from cyquota.api import query
+from cyquota.api.types import quota_usage as types
 from cyquota import exception
 from cyquota.policies import quota_usages as rules
 from cyquota import quota
@@ -70,8 +71,9 @@ class QuotaUsageController:
     def get(self):
         context = policy.authorized_context(
             rules.SHOW, {'project_id': self.project_id})
-        return {'quota_usage': quota.QUOTAS.get_usage_document(
-            context, self.project_id)}
+        return types.QuotaUsageResponse.from_dict({
+            'quota_usage': quota.QUOTAS.get_usage_document(
+                context, self.project_id)}).to_json()
 
 
 class QuotaUsagesController:
@@ -90,8 +92,9 @@ class QuotaUsagesController:
             context, project_id=params['project_id'],
             resource=params['resource'], limit=page_size,
             marker=_marker(params['marker']))
-        return dict({'quota_usages': rows},
-                    **_next_link(params, rows, page_size))
+        return types.QuotaUsagesResponse.from_dict(dict(
+            {'quota_usages': rows},
+            **_next_link(params, rows, page_size))).to_json()
 
     @pecan.expose()
     def _lookup(self, project_id, *remainder):

@@ -6,6 +6,7 @@ import pecan
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import limit as schema
+from cyquota.api.types import registered_limit as types
 from cyquota.api import validation
 from cyquota.policies import limits as rules
 from cyquota import quota
@@ -24,11 +25,14 @@ class RegisteredLimitController:
     @index.when(method='PUT', template='json')
     def put(self):
         context = policy.authorized_context(rules.REGISTERED_UPDATE)
-        data = validation.json_body(schema.PUT_REGISTERED_LIMIT)
+        data = validation.typed_body(types.RegisteredLimitRequest,
+                                     schema.PUT_REGISTERED_LIMIT)
         quota.QUOTAS.limits.set_registered_limit(
             context, self.resource, data['default_limit'])
-        return {'registered_limit': {'resource': self.resource,
-                                     'default_limit': data['default_limit']}}
+        return types.RegisteredLimitResponse(
+            registered_limit=types.RegisteredLimit(
+                resource=self.resource,
+                default_limit=data['default_limit'])).to_json()
 
 
 class RegisteredLimitsController:
@@ -44,9 +48,9 @@ class RegisteredLimitsController:
         query.params()  # no filters: an unknown key is a 400
         registered = quota.QUOTAS.limits.get_registered_limits(
             context, quota.QUOTAS.resources)
-        return {'registered_limits': [
-            {'resource': resource, 'default_limit': limit}
-            for resource, limit in registered.items()]}
+        return types.RegisteredLimitsResponse(registered_limits=[
+            types.RegisteredLimit(resource=resource, default_limit=limit)
+            for resource, limit in registered.items()]).to_json()
 
     @pecan.expose()
     def _lookup(self, resource, *remainder):

@@ -1,9 +1,12 @@
 """``/v1/reservations``: reserve, commit and roll back quota over REST.
 
-``POST /v1/reservations`` answers 201 with the reservation uuids and the
-expiry (ISO 8601 with its UTC offset). With ``"dry_run": true``
-nothing is written and the answer is 200 with the decision: ``allowed``
-and, when refused, the ``overs`` an over-quota error would carry. A
+``POST /v1/reservations`` takes ``expire`` as on the Python and RPC
+interfaces: whole seconds from now, an ISO 8601 date and time with its UTC
+offset, or null for ``[quota] reservation_expire`` seconds from now. It
+answers 201 with the reservation uuids and the expiry (ISO 8601 with its
+UTC offset). With ``"dry_run": true`` nothing is written and the answer
+is 200 with the decision: ``allowed`` and, when refused, the ``overs`` an
+over-quota error would carry. A
 retried reserve (same ``request_id``) returns the first reserve's uuids;
 its ``expire`` is the one this request computed, the stored expiry stays
 the first one's.
@@ -17,34 +20,18 @@ import webob
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import reservation as schema
+from cyquota.api.types import reservation as types
 from cyquota.api import validation
 from cyquota import exception
 from cyquota.policies import reservations as rules
 from cyquota import quota
 from cyquota.quota import validation as quota_validation
 
-_TIMES = ('expire', 'created_at', 'updated_at')
-_FIELDS = ('uuid', 'project_id', 'resource', 'delta', 'status',
-           'request_id', 'consumer_id') + _TIMES
-
-
-def isotime(value):
-    """A naive UTC datetime as ISO 8601 with its offset; None stays."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
-
 
 def _expire(value):
     """The expiry of a reserve, as an aware datetime."""
     return quota_validation.expire(value).replace(
         tzinfo=datetime.timezone.utc)
-
-
-def _view(row):
-    view = {field: row[field] for field in _FIELDS}
-    view.update((field, isotime(row[field])) for field in _TIMES)
-    return view
 
 
 class _FinishController:
@@ -60,7 +47,8 @@ class _FinishController:
 
     @index.when(method='POST')
     def post(self):
-        data = validation.json_body(schema.FINISH_RESERVATIONS)
+        data = validation.typed_body(types.FinishRequest,
+                                     schema.FINISH_RESERVATIONS)
         context = policy.authorized_context(
             self.rule, {'project_id': data['project_id']})
         self.action(context, data['project_id'], data['reservations'])
@@ -86,11 +74,13 @@ class ReservationsController:
             context, project_id=params['project_id'],
             status=params['status'],
             limit=query.page_size(params['limit']))
-        return {'reservations': [_view(row) for row in rows]}
+        return types.ReservationsResponse.from_dict(
+            {'reservations': rows}).to_json()
 
     @index.when(method='POST', template='json')
     def post(self):
-        data = validation.json_body(schema.POST_RESERVATION)
+        data = validation.typed_body(types.ReserveRequest,
+                                     schema.POST_RESERVATION)
         project_id = data['project_id']
         context = policy.authorized_context(rules.CREATE,
                                             {'project_id': project_id})
@@ -106,14 +96,16 @@ class ReservationsController:
         except exception.OverQuota as error:
             if not dry_run:
                 raise
-            return {'dry_run': True, 'allowed': False, 'overs': error.overs,
-                    'reservations': [], 'expire': expire.isoformat()}
+            return types.ReserveResponse.from_dict({
+                'dry_run': True, 'allowed': False, 'overs': error.overs,
+                'reservations': [], 'expire': expire}).to_json()
         if dry_run:
-            return {'dry_run': True, 'allowed': True, 'overs': [],
-                    'reservations': uuids, 'expire': expire.isoformat()}
+            return types.ReserveResponse.from_dict({
+                'dry_run': True, 'allowed': True, 'overs': [],
+                'reservations': uuids, 'expire': expire}).to_json()
         pecan.response.status = 201
-        result = {'reservations': uuids, 'expire': expire.isoformat()}
+        result = {'reservations': uuids, 'expire': expire}
         if devices is not None:
             result['allocations'] = quota.QUOTAS.get_device_allocations(
                 context, data['consumer_id'])['allocations']
-        return result
+        return types.ReserveResponse.from_dict(result).to_json()

@@ -1,0 +1,46 @@
+"""Bodies of ``/v1/limits``: project limits and the enforcement model."""
+
+import wsme
+from wsme import types as wtypes
+
+from cyquota.api.types import attributes
+from cyquota.api.types import base
+
+
+class LimitRequest(base.APIBase):
+    """Body of ``PUT /v1/limits/{project_id}/{resource}``."""
+
+    resource_limit = wsme.wsattr(attributes.INTEGER, mandatory=True)
+
+
+class Limit(base.APIBase):
+    """A project's own limit of one resource; -1 means unlimited."""
+
+    project_id = wtypes.text
+    resource = wtypes.text
+    resource_limit = int
+
+
+class LimitResponse(base.APIBase):
+    """Answer of ``PUT /v1/limits/{project_id}/{resource}``."""
+
+    limit = Limit
+
+
+class LimitsResponse(base.APIBase):
+    """Answer of ``GET /v1/limits``."""
+
+    limits = [Limit]
+
+
+class Model(base.APIBase):
+    """The enforcement model: ``flat`` or ``strict-two-level``."""
+
+    name = wtypes.text
+    description = wtypes.text
+
+
+class ModelResponse(base.APIBase):
+    """Answer of ``GET /v1/limits/model``."""
+
+    model = Model

@@ -1,0 +1,33 @@
+"""Bodies of ``/v1/registered_limits``: each resource's default limit."""
+
+import wsme
+from wsme import types as wtypes
+
+from cyquota.api.types import attributes
+from cyquota.api.types import base
+
+
+class RegisteredLimitRequest(base.APIBase):
+    """Body of ``PUT /v1/registered_limits/{resource}``."""
+
+    default_limit = wsme.wsattr(attributes.INTEGER, mandatory=True)
+
+
+class RegisteredLimit(base.APIBase):
+    """The limit of a resource for a project without one of its own; -1
+    means unlimited."""
+
+    resource = wtypes.text
+    default_limit = int
+
+
+class RegisteredLimitResponse(base.APIBase):
+    """Answer of ``PUT /v1/registered_limits/{resource}``."""
+
+    registered_limit = RegisteredLimit
+
+
+class RegisteredLimitsResponse(base.APIBase):
+    """Answer of ``GET /v1/registered_limits``."""
+
+    registered_limits = [RegisteredLimit]

@@ -1,0 +1,110 @@
+"""Bodies of ``/v1/reservations``: reserve, commit and roll back, and the
+listing."""
+
+import wsme
+from wsme import types as wtypes
+
+from cyquota.api.types import attributes
+from cyquota.api.types import base
+from cyquota.db import models
+
+
+class Expire(wtypes.UserType):
+    """``expire`` of a reserve: whole seconds from now (a JSON integer), an
+    ISO 8601 date and time with its UTC offset, or null for the default.
+
+    The same forms as on the Python and RPC interfaces, less a float: JSON
+    seconds are whole. Their range (above 0, at most ten years) and the
+    date itself are ``cyquota.quota.validation.expire``'s to check, as for
+    every interface.
+    """
+
+    basetype = wtypes.text
+    name = 'expire'
+
+    def validate(self, value):
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(
+                'expected whole seconds from now (an integer) or an ISO '
+                '8601 date and time with its UTC offset, got %r' % (value,))
+        return value
+
+
+class ReserveRequest(base.APIBase):
+    """Body of ``POST /v1/reservations``."""
+
+    project_id = wsme.wsattr(wtypes.text, mandatory=True)
+    deltas = wsme.wsattr({wtypes.text: attributes.INTEGER}, mandatory=True)
+    expire = wsme.wsattr(Expire(), default=None)
+    request_id = wsme.wsattr(wtypes.text, default=None)
+    consumer_id = wsme.wsattr(wtypes.text, default=None)
+    dry_run = wsme.wsattr(bool, default=False)
+    #: Placement's allocation-candidate query parameters: a name maps to a
+    #: string or a list of strings.
+    devices = wsme.wsattr({wtypes.text: attributes.JSON}, default=None)
+
+
+class FinishRequest(base.APIBase):
+    """Body of ``POST /v1/reservations/commit`` and ``/rollback``."""
+
+    project_id = wsme.wsattr(wtypes.text, mandatory=True)
+    reservations = wsme.wsattr([wtypes.text], mandatory=True)
+
+
+class Over(base.APIBase):
+    """What refused a reserve: the limit of one resource for a project
+    (scope ``project``) or for the whole tree under its root (scope
+    ``tree``, ``project_id`` the root), with the counts it was checked
+    against."""
+
+    project_id = wtypes.text
+    resource = wtypes.text
+    scope = wtypes.Enum(wtypes.text, 'project', 'tree')
+    limit = int
+    used = int
+    reserved = int
+    requested = int
+
+
+class ProviderAllocation(base.APIBase):
+    """The devices one resource provider gives a consumer, as Placement
+    shows them: ``{"resources": {resource class: amount}}``."""
+
+    resources = {wtypes.text: int}
+
+
+class ReserveResponse(base.APIBase):
+    """Answer of ``POST /v1/reservations``.
+
+    A reserve: ``reservations`` and ``expire``, and with ``devices`` the
+    ``allocations`` made. A dry run: ``dry_run``, ``allowed`` and the
+    ``overs`` that refused it, ``reservations`` empty.
+    """
+
+    dry_run = bool
+    allowed = bool
+    overs = [Over]
+    reservations = [wtypes.text]
+    expire = attributes.DATETIME
+    allocations = {wtypes.text: ProviderAllocation}
+
+
+class Reservation(base.APIBase):
+    """One row of the ledger's reservations."""
+
+    uuid = wtypes.text
+    project_id = wtypes.text
+    resource = wtypes.text
+    delta = int
+    status = wtypes.Enum(wtypes.text, *models.STATUSES)
+    request_id = wtypes.text
+    consumer_id = wtypes.text
+    expire = attributes.DATETIME
+    created_at = attributes.DATETIME
+    updated_at = attributes.DATETIME
+
+
+class ReservationsResponse(base.APIBase):
+    """Answer of ``GET /v1/reservations``: newest first."""
+
+    reservations = [Reservation]
