@@ -14,11 +14,11 @@ from cyquota.enforcement.base import current_lease_id
 from cyquota.enforcement.chain import check_config
 from cyquota.enforcement.chain import FilterChain
 from cyquota.enforcement.chain import load_chain
-from cyquota.enforcement.chain import load_filter
+from cyquota.enforcement.chain import load_filters
 from cyquota.enforcement.chain import UnknownFilter
 from cyquota.enforcement.payload import context_payload
 from cyquota.enforcement.payload import lease_payload
 
 __all__ = ['BaseFilter', 'ConfigError', 'FilterChain', 'UnknownFilter',
            'check_config', 'context_payload', 'current_lease_id',
-           'lease_payload', 'load_chain', 'load_filter']
+           'lease_payload', 'load_chain', 'load_filters']

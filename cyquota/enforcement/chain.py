@@ -15,8 +15,7 @@ import copy
 import importlib.metadata
 
 from oslo_log import log as logging
-from stevedore import driver
-from stevedore import exception as stevedore_exception
+from stevedore import named
 
 from cyquota.conf import CONF
 from cyquota.enforcement import base
@@ -59,29 +58,36 @@ def _load_failed(manager, entry_point, error):
         % (entry_point.name, entry_point.value, error)) from error
 
 
-def load_filter(name, conf=None):
-    """An instance of the filter registered as ``name``.
+def load_filters(names, conf=None):
+    """Instances of the filters registered under ``names``, in that order.
 
-    :raises UnknownFilter: no entry point of that name.
-    :raises base.ConfigError: the plugin cannot be imported, or refuses its
+    :raises UnknownFilter: a name without an entry point (the first one).
+    :raises base.ConfigError: a plugin cannot be imported, or refuses its
         options.
     """
     conf = CONF if conf is None else conf
-    try:
-        manager = driver.DriverManager(
-            NAMESPACE, name, invoke_on_load=True, invoke_args=(conf,),
-            on_load_failure_callback=_load_failed)
-    except stevedore_exception.NoMatches:
-        raise UnknownFilter(name) from None
-    instance = manager.driver
-    if instance.name is None:
-        instance.name = name
-    elif instance.name != name and name not in _warned_aliases:
-        _warned_aliases.add(name)
-        LOG.warning('Usage enforcement filter name %s in [enforcement] '
-                    'enabled_filters is deprecated: use %s',
-                    name, instance.name)
-    return instance
+
+    def missing(missing_names):
+        raise UnknownFilter(next(name for name in names
+                                 if name in missing_names))
+
+    manager = named.NamedExtensionManager(
+        NAMESPACE, names, name_order=True, invoke_on_load=True,
+        invoke_args=(conf,), on_load_failure_callback=_load_failed,
+        on_missing_entrypoints_callback=missing)
+    filters = []
+    for extension in manager.extensions:
+        instance = extension.obj
+        if instance.name is None:
+            instance.name = extension.name
+        elif (instance.name != extension.name
+                and extension.name not in _warned_aliases):
+            _warned_aliases.add(extension.name)
+            LOG.warning('Usage enforcement filter name %s in [enforcement] '
+                        'enabled_filters is deprecated: use %s',
+                        extension.name, instance.name)
+        filters.append(instance)
+    return filters
 
 
 class FilterChain:
@@ -207,8 +213,7 @@ def load_chain(conf=None, project_names=None):
     :raises base.ConfigError: a filter refuses its options.
     """
     conf = CONF if conf is None else conf
-    filters = [load_filter(name, conf)
-               for name in conf.enforcement.enabled_filters]
+    filters = load_filters(conf.enforcement.enabled_filters, conf)
     return FilterChain(filters, conf.enforcement.exempted_projects,
                        project_names, conf)
 
