@@ -3,6 +3,8 @@ an on_end that never raises."""
 
 import copy
 import logging
+import pathlib
+import re
 import textwrap
 
 import pytest
@@ -296,3 +298,38 @@ def test_a_plugin_that_cannot_be_imported_is_named(tmp_path,
                        match=r'^Usage enforcement filter Broken '
                              r'\(no_such_module:Filter\) cannot be loaded'):
         enforcement.check_config(conf)
+
+
+def test_the_plugin_of_the_documentation_works(tmp_path, monkeypatch):
+    doc = pathlib.Path(__file__).resolve().parents[3] / 'doc' / \
+        'enforcement.rst'
+    (code,) = re.findall(r'code-block:: python\n\n((?:   .*\n|\n)+)',
+                         doc.read_text())
+    entry_points = re.search(
+        r'cyquota\.enforcement\.filters =\n((?:       .*\n)+)',
+        doc.read_text())[1]
+    site = tmp_path / 'site'
+    (site / 'max_accelerators').mkdir(parents=True)
+    (site / 'max_accelerators' / '__init__.py').write_text(
+        textwrap.dedent(code))
+    dist_info = site / 'cyquota_max_accelerators-1.0.dist-info'
+    dist_info.mkdir()
+    (dist_info / 'METADATA').write_text(
+        'Metadata-Version: 2.1\nName: cyquota-max-accelerators\n'
+        'Version: 1.0\n')
+    (dist_info / 'entry_points.txt').write_text(
+        '[cyquota.enforcement.filters]\n' + textwrap.dedent(entry_points))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(extension.ExtensionManager, 'ENTRY_POINT_CACHE', {})
+    conf = helpers.make_conf(tmp_path, {
+        'enforcement': {'enabled_filters': 'MaxAcceleratorsFilter'},
+        'max_accelerators': {'limit': '2'}})
+    loaded = chain.load_chain(conf)
+    loaded.check_create(helpers.request_context(),
+                        helpers.lease_document(amount=2))
+    with pytest.raises(exception.EnforcementDenied,
+                       match='^A lease may hold at most 2 accelerators; '
+                             'this one asks for 3.$'):
+        loaded.check_update(helpers.request_context(),
+                            helpers.lease_document(amount=2),
+                            helpers.lease_document(amount=3))
