@@ -18,9 +18,12 @@ from cyquota.cmd import api as api_cmd
 from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
 from cyquota.db import migration
+from cyquota import enforcement
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
+
+PROG = 'cyquota-all-in-one'
 
 _cli_opts = [
     cfg.HostAddressOpt('host', help='Address the API listens on (default '
@@ -36,6 +39,10 @@ def main(argv=None):
     # No implicit /etc/cyquota/cyquota.conf: without --config-file this is
     # the embedded default, whatever else is installed on the machine.
     service.prepare_service(argv, default_config_files=[])
+    try:
+        enforcement.check_config()
+    except enforcement.ConfigError as error:
+        sys.exit('%s: %s' % (PROG, error))
     for name in ('host', 'port'):
         if CONF[name] is not None:
             CONF.set_override(name, CONF[name], 'api')

@@ -17,9 +17,12 @@ import waitress
 
 from cyquota.api import app
 from cyquota.conf import CONF
+from cyquota import enforcement
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
+
+PROG = 'cyquota-api'
 
 
 def _stop(signum, frame):
@@ -46,6 +49,10 @@ def serve():
 def main(argv=None):
     """Entry point of ``cyquota-api``."""
     service.prepare_service(argv)
+    try:
+        enforcement.check_config()
+    except enforcement.ConfigError as error:
+        sys.exit('%s: %s' % (PROG, error))
     serve()
     return 0
 

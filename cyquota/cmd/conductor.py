@@ -15,14 +15,21 @@ from oslo_log import log as logging
 from cyquota.conductor import rpc
 from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
+from cyquota import enforcement
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
+
+PROG = 'cyquota-conductor'
 
 
 def main(argv=None):
     """Entry point of ``cyquota-conductor``."""
     service.prepare_service(argv)
+    try:
+        enforcement.check_config()
+    except enforcement.ConfigError as error:
+        sys.exit('%s: %s' % (PROG, error))
     stopping = threading.Event()
 
     def stop(signum, frame):

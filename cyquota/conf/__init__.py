@@ -5,6 +5,7 @@ from oslo_config import cfg
 from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
+from cyquota.conf import enforcement
 from cyquota.conf import placement
 from cyquota.conf import quota
 
@@ -13,5 +14,6 @@ CONF = cfg.CONF
 api.register_opts(CONF)
 conductor.register_opts(CONF)
 database.register_opts(CONF)
+enforcement.register_opts(CONF)
 placement.register_opts(CONF)
 quota.register_opts(CONF)

@@ -3,10 +3,11 @@
 from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
+from cyquota.conf import enforcement
 from cyquota.conf import placement
 from cyquota.conf import quota
 
-_MODULES = (quota, conductor, api, placement)
+_MODULES = (quota, conductor, api, placement, enforcement)
 
 
 def list_opts():
