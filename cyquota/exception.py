@@ -78,6 +78,11 @@ class InvalidAllocation(Invalid):
     kind = 'invalid_allocation'
 
 
+class InvalidLease(Invalid):
+    msg_fmt = 'Invalid lease: %(field)s: %(reason)s'
+    kind = 'invalid_lease'
+
+
 class NotFound(CyquotaException):
     msg_fmt = 'Not found: %(reason)s'
     code = 404
@@ -89,6 +94,11 @@ class ReservationNotFound(NotFound):
     msg_fmt = ("Reservation(s) %(uuids)s not found for project "
                "%(project_id)s.")
     kind = 'reservation_not_found'
+
+
+class LeaseNotFound(NotFound):
+    msg_fmt = 'Lease %(lease_id)s could not be found.'
+    kind = 'lease_not_found'
 
 
 class ProjectNotFound(NotFound):
@@ -114,6 +124,11 @@ class ReservationConflict(Conflict):
     msg_fmt = ('Cannot %(action)s reservation %(uuid)s: it is already '
                '%(status)s.')
     kind = 'reservation_conflict'
+
+
+class LeaseConflict(Conflict):
+    msg_fmt = 'Cannot %(action)s lease %(lease_id)s: it is %(status)s.'
+    kind = 'lease_conflict'
 
 
 class RequestIdConflict(Conflict):

@@ -54,6 +54,13 @@ class QuotaUsage(TimestampMixin, Base):
     resource = sa.Column(sa.String(255), nullable=False)
     used = sa.Column(sa.Integer, nullable=False, default=0)
     reserved = sa.Column(sa.Integer, nullable=False, default=0)
+    #: The peak, from now on, of what pending leases are promised (an
+    #: ordinary reserve must leave room for it); kept by lease events.
+    promised = sa.Column(sa.Integer, nullable=False, default=0,
+                         server_default='0')
+    #: What active leases hold, part of ``used``.
+    leased = sa.Column(sa.Integer, nullable=False, default=0,
+                       server_default='0')
 
 
 class Reservation(TimestampMixin, Base):
@@ -194,3 +201,8 @@ class TreeUsage(TimestampMixin, Base):
     # A tree can hold more than one project's 32-bit count.
     used = sa.Column(sa.BigInteger, nullable=False, default=0)
     reserved = sa.Column(sa.BigInteger, nullable=False, default=0)
+    #: As on ``quota_usages``, over every member's leases.
+    promised = sa.Column(sa.BigInteger, nullable=False, default=0,
+                         server_default='0')
+    leased = sa.Column(sa.BigInteger, nullable=False, default=0,
+                       server_default='0')

@@ -10,6 +10,7 @@ a provider's inventories, aggregates, traits or allocations increments its
 import sqlalchemy as sa
 
 from cyquota.db import models
+from cyquota.db import types
 
 
 class ResourceProvider(models.TimestampMixin, models.Base):
@@ -145,3 +146,27 @@ class DeviceAllocation(models.TimestampMixin, models.Base):
     consumer_id = sa.Column(sa.String(255), nullable=False)
     resource_class = sa.Column(sa.String(255), nullable=False)
     used = sa.Column(sa.Integer, nullable=False)
+
+
+class LeaseAllocation(models.TimestampMixin, models.Base):
+    """An amount of a resource class promised on a provider to a lease for
+    ``[start_date, end_date)``; ``status`` follows the lease's. An active
+    lease also holds ``device_allocations`` rows (consumer: the lease)."""
+
+    __tablename__ = 'lease_allocations'
+    __table_args__ = (
+        sa.Index('lease_allocations_rp_status_idx', 'resource_provider_id',
+                 'status'),
+        sa.Index('lease_allocations_lease_idx', 'lease_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    lease_reservation_id = sa.Column(sa.String(36), nullable=False)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    amount = sa.Column(sa.Integer, nullable=False)
+    start_date = sa.Column(types.DateTime, nullable=False)
+    end_date = sa.Column(types.DateTime, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
