@@ -11,11 +11,94 @@ as the REST API answers them::
                                         "amount"}]}]}
 
 with dates as ISO 8601 strings with their UTC offset.
+
+A create or update runs in three steps: the request is checked and
+devices are chosen for the window without locks (the filters are shown
+them); the usage-enforcement filters run, outside any transaction; then
+one transaction locks, in the ledger's order, the lease's row (an update),
+the project's quota rows (``ledger.lease_holdings``) and the chosen
+providers (``placement.windows``), checks the whole window against quota
+and device capacity, and writes. Start and end (periodic, or DELETE) lock
+the lease's row first, so each happens exactly once.
 """
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from cyquota.conf import CONF
+from cyquota import context as cyquota_context
+from cyquota.db import api as db_api
+from cyquota.db import lease_models
+from cyquota.db import models
+from cyquota import enforcement
+from cyquota.enforcement import payload
+from cyquota import exception
+from cyquota.leases import request as request_mod
+from cyquota.leases import store
+from cyquota.placement import windows
+from cyquota import quota
+from cyquota.quota import validation
+
+LOG = logging.getLogger(__name__)
+
+_FINAL = (lease_models.ENDED, lease_models.ERROR)
+
+
+def _wants(wanted):
+    return [windows.Want(r.id, r.resource, r.amount, r.parsed_member_of(),
+                         r.member_key) for r in wanted.reservations]
+
+
+def _amounts(wanted):
+    totals = {}
+    for r in wanted.reservations:
+        totals[r.resource] = totals.get(r.resource, 0) + r.amount
+    return totals
+
+
+def _lease_context(row):
+    """The context the filters see for work nobody asked for (the
+    periodic end): the lease's own user and project."""
+    return cyquota_context.RequestContext(user_id=row.user_id,
+                                          project_id=row.project_id)
 
 
 class LeaseEngine:
     """The leases of every project."""
+
+    def __init__(self):
+        self._chain = None
+
+    @property
+    def chain(self):
+        """The usage-enforcement filter chain, loaded on first use."""
+        if self._chain is None:
+            self._chain = enforcement.load_chain(
+                project_names=quota.QUOTAS.limits.project_names)
+        return self._chain
+
+    def reset(self):
+        """Load the filter chain from the configuration on next use."""
+        self._chain = None
+
+    # -- payloads ----------------------------------------------------------
+
+    @staticmethod
+    def _payload(conn, wanted, chosen=None, lease_id=None):
+        """The filters' lease document: devices ``chosen`` (``{reservation
+        id: [(provider_id, rc, amount)]}``) or, by ``lease_id``, those the
+        lease holds."""
+        if chosen is None:
+            chosen = windows.of_lease(conn, lease_id)
+        shown = store.allocations_view(conn, chosen, extra=True)
+        return payload.lease_payload(
+            wanted.name, wanted.start, wanted.end,
+            [{'resource_type': r.resource_type, 'amount': r.amount,
+              'member_of': r.member_of, 'member_key': r.member_key,
+              'allocations': shown.get(r.id, [])}
+             for r in wanted.reservations])
+
+    # -- create ------------------------------------------------------------
 
     def create(self, context, project_id, lease):
         """Create a lease for ``project_id`` from ``lease`` (the object
@@ -29,35 +112,238 @@ class LeaseEngine:
         :raises OverQuota: (403) the window does not fit the quota.
         :raises NoValidAllocation: (409) no devices for the window.
         """
-        raise NotImplementedError
+        validation.project_id(project_id)
+        now = models.utcnow()
+        wanted = request_mod.parse_create(lease, now)
+        lease_id = uuidutils.generate_uuid()
+        wanted.name = wanted.name or lease_id
+        for r in wanted.reservations:
+            r.id = uuidutils.generate_uuid()
+        with db_api.reader(context) as session:
+            conn = session.connection()
+            preview = windows.choose(conn, _wants(wanted), wanted.start,
+                                     wanted.end)
+            document = self._payload(conn, wanted, chosen=preview)
+        try:
+            self.chain.check_create(context, document, lease_id=lease_id)
+        except exception.EnforcementDenied as denied:
+            self._store_refused(context, lease_id, project_id, wanted,
+                                denied.message)
+            raise
+        self._create(context, lease_id, project_id, wanted)
+        return self.get(context, lease_id)
+
+    @db_api.retry_on_conflict
+    def _store_refused(self, context, lease_id, project_id, wanted, reason):
+        with db_api.writer_connection(context) as conn:
+            store.insert(conn, lease_id, project_id, context.user_id, wanted,
+                         lease_models.ERROR,
+                         {r.resource: project_id
+                          for r in wanted.reservations},
+                         status_reason=reason[:1024])
+        LOG.info('Lease %s of project %s refused: %s', lease_id, project_id,
+                 reason)
+
+    @db_api.retry_on_conflict
+    def _create(self, context, lease_id, project_id, wanted):
+        now = models.utcnow()
+        starts = wanted.start <= now
+        status = lease_models.ACTIVE if starts else lease_models.PENDING
+        amounts = _amounts(wanted)
+        with db_api.writer_connection(context) as conn:
+            holdings = quota.QUOTAS.driver.lease_holdings(
+                context, conn, project_id, list(amounts))
+            overs = holdings.window_overs(amounts, max(wanted.start, now),
+                                          wanted.end)
+            if overs:
+                raise exception.OverQuota(overs=overs)
+            chosen = windows.choose(conn, _wants(wanted), wanted.start,
+                                    wanted.end)
+            windows.check(conn, chosen, wanted.start, wanted.end)
+            store.insert(conn, lease_id, project_id, context.user_id, wanted,
+                         status, {r: holdings.root_id(r) for r in amounts})
+            windows.promise(conn, lease_id, chosen, wanted.start, wanted.end,
+                            status)
+            if starts:
+                self._start_holding(conn, holdings, lease_id, project_id,
+                                    context.user_id, wanted)
+            holdings.refresh(list(amounts), now)
+            holdings.write()
+        LOG.info('Lease %s of project %s created: %s', lease_id, project_id,
+                 status)
+
+    @staticmethod
+    def _start_holding(conn, holdings, lease_id, project_id, user_id,
+                       wanted):
+        for resource, amount in sorted(_amounts(wanted).items()):
+            holdings.start(resource, amount, lease_id)
+        windows.activate(conn, lease_id, project_id, user_id)
+
+    # -- reads -------------------------------------------------------------
 
     def get(self, context, lease_id):
         """The view of a lease; LeaseNotFound (404) if none."""
-        raise NotImplementedError
+        with db_api.reader(context) as session:
+            conn = session.connection()
+            return store.view(conn, store.read(conn, lease_id))
 
     def list(self, context, project_id=None, status=None):
         """Views of leases (one project's, or all), newest first."""
-        raise NotImplementedError
+        if project_id is not None:
+            validation.project_id(project_id)
+        with db_api.reader(context) as session:
+            conn = session.connection()
+            return [store.view(conn, row)
+                    for row in store.rows(conn, project_id, status)]
+
+    # -- update ------------------------------------------------------------
 
     def update(self, context, lease_id, changes):
         """Change ``name``, ``end_date``, ``start_date`` (while PENDING)
-        and ``amount`` of reservations matched by ``id``; returns the new
-        view. A refusal (InvalidLease, EnforcementDenied, OverQuota,
-        NoValidAllocation) changes nothing; LeaseConflict (409) for an
-        ENDED or ERROR lease."""
-        raise NotImplementedError
+        and ``amount`` of reservations matched by ``id`` (while PENDING);
+        returns the new view. A refusal (InvalidLease, EnforcementDenied,
+        OverQuota, NoValidAllocation) changes nothing; LeaseConflict (409)
+        for an ENDED or ERROR lease."""
+        now = models.utcnow()
+        with db_api.reader(context) as session:
+            conn = session.connection()
+            row = store.read(conn, lease_id)
+            if row.status in _FINAL:
+                raise exception.LeaseConflict(action='change',
+                                              lease_id=lease_id,
+                                              status=row.status)
+            active = row.status == lease_models.ACTIVE
+            current = store.request_of(conn, row)
+            wanted = request_mod.parse_update(lease_id, changes, current,
+                                              active, now)
+            if active:
+                preview = None
+            else:
+                preview = windows.choose(conn, _wants(wanted), wanted.start,
+                                         wanted.end, exclude_lease=lease_id)
+            before = self._payload(conn, current, lease_id=lease_id)
+            after = self._payload(conn, wanted, chosen=preview,
+                                  lease_id=lease_id)
+        self.chain.check_update(context, before, after, lease_id=lease_id)
+        self._update(context, lease_id, row.updated_at, wanted)
+        return self.get(context, lease_id)
+
+    @db_api.retry_on_conflict
+    def _update(self, context, lease_id, seen, wanted):
+        now = models.utcnow()
+        with db_api.writer_connection(context) as conn:
+            row = store.lock(conn, lease_id)
+            if row.updated_at != seen:
+                # Changed (or started) since the filters saw it.
+                raise exception.LeaseConflict(
+                    action='change', lease_id=lease_id,
+                    status='%s, changed meanwhile; try again' % row.status)
+            amounts = _amounts(wanted)
+            holdings = quota.QUOTAS.driver.lease_holdings(
+                context, conn, row.project_id, list(amounts))
+            overs = holdings.window_overs(amounts, max(wanted.start, now),
+                                          wanted.end, exclude_lease=lease_id)
+            if overs:
+                raise exception.OverQuota(overs=overs)
+            if row.status == lease_models.ACTIVE:
+                windows.check(conn, windows.of_lease(conn, lease_id), now,
+                              wanted.end, exclude_lease=lease_id)
+                windows.reschedule(conn, lease_id, wanted.start, wanted.end)
+            else:
+                windows.forget(conn, lease_id)
+                chosen = windows.choose(conn, _wants(wanted), wanted.start,
+                                        wanted.end, exclude_lease=lease_id)
+                windows.check(conn, chosen, wanted.start, wanted.end,
+                              exclude_lease=lease_id)
+                windows.promise(conn, lease_id, chosen, wanted.start,
+                                wanted.end, row.status)
+            store.change(conn, lease_id, wanted)
+            holdings.refresh(list(amounts), now)
+            holdings.write()
+
+    # -- start and end -----------------------------------------------------
 
     def delete(self, context, lease_id):
         """End a PENDING or ACTIVE lease now; it stays readable as ENDED.
         LeaseConflict (409) for an ENDED or ERROR one."""
-        raise NotImplementedError
+        document = self._end(context, lease_id, (lease_models.PENDING,
+                                                 lease_models.ACTIVE))
+        if document is None:
+            with db_api.reader(context) as session:
+                status = store.read(session.connection(), lease_id).status
+            raise exception.LeaseConflict(action='end', lease_id=lease_id,
+                                          status=status)
+        self.chain.on_end(context, document, lease_id=lease_id)
 
     def start_due(self, context):
         """Start every PENDING lease whose start has come; returns how
         many. Exactly once with several conductors."""
-        raise NotImplementedError
+        started = 0
+        for lease_id in self._due(context, lease_models.PENDING,
+                                  'start_date'):
+            started += self._start(context, lease_id)
+        return started
 
     def end_due(self, context):
         """End every ACTIVE lease whose end has come; returns how many.
         Exactly once with several conductors."""
-        raise NotImplementedError
+        ended = 0
+        for lease_id in self._due(context, lease_models.ACTIVE, 'end_date'):
+            document = self._end(context, lease_id, (lease_models.ACTIVE,),
+                                 due=True)
+            if document is not None:
+                ended += 1
+                with db_api.reader(context) as session:
+                    row = store.read(session.connection(), lease_id)
+                self.chain.on_end(_lease_context(row), document,
+                                  lease_id=lease_id)
+        return ended
+
+    @staticmethod
+    def _due(context, status, column):
+        with db_api.reader(context) as session:
+            return store.due(session.connection(), status, column,
+                             models.utcnow(), CONF.quota.batch_size)
+
+    @db_api.retry_on_conflict
+    def _start(self, context, lease_id):
+        now = models.utcnow()
+        with db_api.writer_connection(context) as conn:
+            row = store.lock(conn, lease_id)
+            if row.status != lease_models.PENDING or row.start_date > now:
+                return 0
+            wanted = store.request_of(conn, row)
+            amounts = _amounts(wanted)
+            holdings = quota.QUOTAS.driver.lease_holdings(
+                context, conn, row.project_id, list(amounts))
+            self._start_holding(conn, holdings, lease_id, row.project_id,
+                                row.user_id, wanted)
+            store.set_status(conn, lease_id, lease_models.ACTIVE)
+            holdings.refresh(list(amounts), now)
+            holdings.write()
+        LOG.info('Lease %s of project %s started', lease_id, row.project_id)
+        return 1
+
+    @db_api.retry_on_conflict
+    def _end(self, context, lease_id, statuses, due=False):
+        """End the lease if it is in ``statuses`` (and, ``due``, its end
+        has come); returns its filters' document, else None."""
+        now = models.utcnow()
+        with db_api.writer_connection(context) as conn:
+            row = store.lock(conn, lease_id)
+            if row.status not in statuses or (due and row.end_date > now):
+                return None
+            wanted = store.request_of(conn, row)
+            document = self._payload(conn, wanted, lease_id=lease_id)
+            amounts = _amounts(wanted)
+            holdings = quota.QUOTAS.driver.lease_holdings(
+                context, conn, row.project_id, list(amounts))
+            if row.status == lease_models.ACTIVE:
+                for resource, amount in sorted(amounts.items()):
+                    holdings.end(resource, amount, lease_id)
+            windows.release(context, conn, lease_id)
+            store.set_status(conn, lease_id, lease_models.ENDED)
+            holdings.refresh(list(amounts), now)
+            holdings.write()
+        LOG.info('Lease %s of project %s ended', lease_id, row.project_id)
+        return document

@@ -2,18 +2,24 @@
 
 capacity = int((total - reserved) * allocation_ratio); a request of
 ``amount`` fits when ``min_unit <= amount <= max_unit``, ``amount`` is a
-multiple of ``step_size`` and ``used + amount <= capacity``, exactly
-Placement's rule.
+multiple of ``step_size`` and ``used + promised + amount <= capacity``:
+Placement's rule, with room kept for what leases are promised on the
+provider (``promised``: the peak, from now on, of pending lease
+allocations; see ``windows``).
 """
 
 import dataclasses
 
 import sqlalchemy as sa
 
+from cyquota import calendar
+from cyquota.db import lease_models
+from cyquota.db import models
 from cyquota.db import placement_models
 
 _inventories = placement_models.Inventory.__table__
 _allocations = placement_models.DeviceAllocation.__table__
+_lease_allocations = placement_models.LeaseAllocation.__table__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +35,7 @@ class Capacity:
     step_size: int
     allocation_ratio: float
     used: int = 0
+    promised: int = 0
 
     @property
     def capacity(self):
@@ -38,12 +45,13 @@ class Capacity:
         """Whether one more allocation of ``amount`` fits."""
         return (self.min_unit <= amount <= self.max_unit
                 and amount % self.step_size == 0
-                and self.used + amount <= self.capacity)
+                and self.used + self.promised + amount <= self.capacity)
 
     def fits_total(self, amount):
         """Whether ``amount`` more, summed over several request groups,
         fits (min_unit and step_size apply to each group's own amount)."""
-        return amount <= self.max_unit and self.used + amount <= self.capacity
+        return (amount <= self.max_unit
+                and self.used + self.promised + amount <= self.capacity)
 
 
 def load(session, provider_ids=None, resource_classes=None, lock=False):
@@ -90,10 +98,34 @@ def load(session, provider_ids=None, resource_classes=None, lock=False):
     for provider_id, rc, amount in session.execute(used_query):
         # int(): MySQL sums come back as Decimal.
         used[provider_id, rc] = used.get((provider_id, rc), 0) + int(amount)
-    return {(row.provider_id, row.resource_class): Capacity(
-                used=used.get((row.provider_id, row.resource_class), 0),
-                **row._mapping)
-            for row in session.execute(inv_query)}
+    records = {(row.provider_id, row.resource_class): Capacity(
+                   used=used.get((row.provider_id, row.resource_class), 0),
+                   **row._mapping)
+               for row in session.execute(inv_query)}
+    promised = pending_peaks(session, {key[0] for key in records})
+    return {key: dataclasses.replace(record, promised=promised.get(key, 0))
+            if key in promised else record
+            for key, record in records.items()}
+
+
+def pending_peaks(session, provider_ids, now=None):
+    """``{(provider_id, resource_class): peak}`` of the pending lease
+    allocations on ``provider_ids`` from ``now`` on."""
+    if not provider_ids:
+        return {}
+    windows = {}
+    for row in session.execute(
+            sa.select(_lease_allocations.c.resource_provider_id,
+                      _lease_allocations.c.resource_class,
+                      _lease_allocations.c.start_date,
+                      _lease_allocations.c.end_date,
+                      _lease_allocations.c.amount)
+            .where(_lease_allocations.c.resource_provider_id.in_(
+                       sorted(provider_ids)),
+                   _lease_allocations.c.status == lease_models.PENDING)):
+        windows.setdefault(tuple(row[:2]), []).append(tuple(row[2:]))
+    now = now or models.utcnow()
+    return {key: calendar.peak(found, now) for key, found in windows.items()}
 
 
 def providers_with_room(session, resources):

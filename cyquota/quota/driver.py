@@ -6,6 +6,7 @@ set up for the configured enforcement model and device hook. Input is
 validated by the engine before it gets here.
 """
 
+from cyquota.quota.ledger import lease_holdings
 from cyquota.quota.ledger import reads
 from cyquota.quota.ledger import release
 from cyquota.quota.ledger import reserve
@@ -70,6 +71,12 @@ class DbQuotaDriver:
         """Set what a project's consumers hold to ``holdings``."""
         return self._upkeep.adopt_consumer_usage(context, project_id,
                                                  holdings)
+
+    def lease_holdings(self, context, conn, project_id, resources):
+        """Lock ``project_id``'s rows of ``resources`` for a lease event in
+        the transaction of ``conn``; returns the ``LeaseHoldings``."""
+        return lease_holdings.LeaseHoldings.lock(context, conn, self.model,
+                                                 project_id, resources)
 
     def get_project_usage(self, context, project_id, resources):
         """``{resource: {limit, used, reserved, available, ...}}``."""

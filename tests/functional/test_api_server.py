@@ -61,7 +61,8 @@ def _walkthrough(server):
 
         usage = http.get(url + '/v1/quota_usages/p1', headers=MEMBER)
         assert usage.json()['quota_usage']['resources']['FPGA'] == {
-            'used': 3, 'reserved': 2, 'limit': 5, 'available': 0}
+            'used': 3, 'reserved': 2, 'limit': 5, 'leased': 0,
+            'promised': 0, 'available': 0}
 
         over = http.post(url + '/v1/reservations', headers=SERVICE, json={
             'project_id': 'p1', 'deltas': {'FPGA': 1}})

@@ -66,7 +66,7 @@ def test_reserve_commit_release(api, ctx):
     assert len(uuids) == 2 and all(isinstance(u, str) for u in uuids)
     usage = api.get_usage(ctx, 'p1')
     assert usage['FPGA'] == {'limit': -1, 'used': 0, 'reserved': 2,
-                             'available': -1}
+                             'leased': 0, 'promised': 0, 'available': -1}
     assert api.commit(ctx, 'p1', uuids) is None
     assert api.get_usage(ctx, 'p1')['GPU']['used'] == 1
     released = api.release(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1')

@@ -173,7 +173,8 @@ def test_unlimited_by_default(db, ctx):
     QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': big}))
     QUOTAS.reserve(ctx, 'p1', {'FPGA': big})
     usage = QUOTAS.get_project_usage(ctx, 'p1')['FPGA']
-    assert usage == dict(limit=-1, used=big, reserved=big, available=-1)
+    assert usage == dict(limit=-1, used=big, reserved=big, leased=0, promised=0,
+                         available=-1)
 
 
 def test_negative_delta_touches_used_only_on_commit(db, ctx):
@@ -529,10 +530,12 @@ def test_usage_lists_every_known_resource(db, ctx):
     CONF.set_override('resources', ['VGPU', 'CUSTOM_NPU'], 'quota')
     assert QUOTAS.resources == ('FPGA', 'GPU', 'CUSTOM_NPU', 'VGPU')
     QUOTAS.reserve(ctx, 'p1', {'CUSTOM_NPU': 2})
-    empty = dict(limit=-1, used=0, reserved=0, available=-1)
+    empty = dict(limit=-1, used=0, reserved=0, leased=0, promised=0,
+                 available=-1)
     assert QUOTAS.get_project_usage(ctx, 'p1') == {
         'FPGA': empty, 'GPU': empty, 'VGPU': empty,
-        'CUSTOM_NPU': dict(limit=-1, used=0, reserved=2, available=-1)}
+        'CUSTOM_NPU': dict(limit=-1, used=0, reserved=2, leased=0,
+                           promised=0, available=-1)}
     assert QUOTAS.get_project_usage(ctx, 'nobody') == dict.fromkeys(
         QUOTAS.resources, empty)
 
@@ -542,10 +545,10 @@ def test_available_is_what_is_left_and_never_negative(db, ctx):
     QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 2}))
     QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
     assert QUOTAS.get_project_usage(ctx, 'p1')['FPGA'] == dict(
-        limit=5, used=2, reserved=1, available=2)
+        limit=5, used=2, reserved=1, leased=0, promised=0, available=2)
     limit(ctx, 'FPGA', 1)
     assert QUOTAS.get_project_usage(ctx, 'p1')['FPGA'] == dict(
-        limit=1, used=2, reserved=1, available=0)
+        limit=1, used=2, reserved=1, leased=0, promised=0, available=0)
 
 
 def test_project_limit_beats_registered_beats_default(db, ctx):

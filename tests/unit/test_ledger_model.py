@@ -439,8 +439,8 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                 limit = self.limit(project, resource)
                 used, reserved = self.books.used[key], self.books.reserved[key]
                 assert usage[resource] == dict(
-                    limit=limit, used=used, reserved=reserved,
-                    available=-1 if limit < 0 else max(
+                    limit=limit, used=used, reserved=reserved, leased=0,
+                    promised=0, available=-1 if limit < 0 else max(
                         0, limit - used - reserved))
 
 

@@ -230,8 +230,9 @@ def test_usage_report_shows_the_tree(store, ctx):
     quota.QUOTAS.commit(ctx, 'B', uuids)
     quota.QUOTAS.reserve(ctx, 'A', {R: 2})
     assert usage(ctx, 'B') == dict(
-        limit=10, used=3, reserved=0, available=7,
-        tree=dict(root_id='A', limit=10, used=3, reserved=2, available=5))
+        limit=10, used=3, reserved=0, leased=0, promised=0, available=7,
+        tree=dict(root_id='A', limit=10, used=3, reserved=2, leased=0,
+                  promised=0, available=5))
 
 
 def test_tree_usage_follows_every_ledger_operation(store, ctx,
@@ -244,11 +245,13 @@ def test_tree_usage_follows_every_ledger_operation(store, ctx,
     rolled = quota.QUOTAS.reserve(ctx, 'A', {R: 4})
     quota.QUOTAS.rollback(ctx, 'A', rolled)
     assert usage(ctx, 'A')['tree'] == dict(root_id='A', limit=100, used=3,
-                                           reserved=7, available=90)
+                                           reserved=7, leased=0, promised=0,
+                                           available=90)
     later = timeutils.utcnow() + datetime.timedelta(seconds=61)
     monkeypatch.setattr(timeutils, 'utcnow', lambda: later)
     assert quota.QUOTAS.expire(ctx) == 1
     assert usage(ctx, 'C')['tree'] == dict(root_id='A', limit=100, used=3,
-                                           reserved=0, available=97)
+                                           reserved=0, leased=0, promised=0,
+                                           available=97)
     assert quota.QUOTAS.get_project_usage(ctx, 'C')['GPU']['tree'][
         'used'] == 1

@@ -37,4 +37,5 @@ def test_threads_queue_and_the_limit_holds(sqlite_db, ctx):
     assert outcomes.count('ok') == 150
     assert outcomes.count('over') == 50
     assert Q.get_project_usage(ctx, 'p1')['FPGA'] == {
-        'limit': 150, 'used': 150, 'reserved': 0, 'available': 0}
+        'limit': 150, 'used': 150, 'reserved': 0, 'leased': 0,
+        'promised': 0, 'available': 0}

@@ -15,16 +15,23 @@ class TreeUsage(base.APIBase):
     limit = int
     used = int
     reserved = int
+    leased = int
+    promised = int
     available = int
 
 
 class ResourceUsage(base.APIBase):
     """A project's counts of one resource; a ``limit`` and ``available``
-    of -1 mean unlimited. ``tree`` only under strict-two-level."""
+    of -1 mean unlimited. ``leased``: held by active leases, part of
+    ``used``; ``promised``: the peak of pending leases from now on, kept
+    free (``available = limit - used - reserved - promised``). ``tree``
+    only under strict-two-level."""
 
     limit = int
     used = int
     reserved = int
+    leased = int
+    promised = int
     available = int
     tree = TreeUsage
 
@@ -52,6 +59,8 @@ class UsageRow(base.APIBase):
     limit = int
     used = int
     reserved = int
+    leased = int
+    promised = int
     available = int
 
 

@@ -25,17 +25,19 @@ class Reads:
         with db_api.reader(context) as session:
             rows = session.execute(
                 sa.select(_usages.c.resource, _usages.c.used,
-                          _usages.c.reserved)
+                          _usages.c.reserved, _usages.c.leased,
+                          _usages.c.promised)
                 .where(_usages.c.project_id == project_id)).all()
-            found = {r.resource: (r.used, r.reserved) for r in rows}
+            found = {r.resource: (r.used, r.reserved, r.leased, r.promised)
+                     for r in rows}
             scope = self.model.read(context, session, project_id, resources)
             limits = scope.project_limits
             result = {}
             for resource in resources:
-                used, reserved = found.get(resource, (0, 0))
                 result[resource] = dict(
-                    model_protocol.usage_view(limits[resource], used,
-                                              reserved),
+                    model_protocol.usage_view(limits[resource],
+                                              *found.get(resource,
+                                                         (0, 0, 0, 0))),
                     **scope.report(resource))
         return result
 
@@ -48,7 +50,8 @@ class Reads:
         previous page.
         """
         query = (sa.select(_usages.c.project_id, _usages.c.resource,
-                           _usages.c.used, _usages.c.reserved)
+                           _usages.c.used, _usages.c.reserved,
+                           _usages.c.leased, _usages.c.promised)
                  .where(_usages.c.resource.in_(resources))
                  .order_by(_usages.c.project_id, _usages.c.resource)
                  .limit(limit))
@@ -70,7 +73,7 @@ class Reads:
                     project_id=row.project_id, resource=row.resource,
                     **model_protocol.usage_view(
                         limits[row.project_id][row.resource], row.used,
-                        row.reserved)))
+                        row.reserved, row.leased, row.promised)))
         return result
 
     @staticmethod

@@ -20,6 +20,7 @@ from cyquota.db import models
 from cyquota import exception
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
+from cyquota.quota.limits import model as model_protocol
 
 
 class _Undecided(Exception):
@@ -171,10 +172,9 @@ def _check(project_id, deltas, usages, scope):
                 reason='%d would overflow the count (largest %d)'
                        % (delta, models.MAX_COUNT))
         limit = limits[resource]
-        if 0 <= limit < total:
-            overs.append(dict(project_id=project_id, resource=resource,
-                              scope='project', limit=limit, used=usage.used,
-                              reserved=usage.reserved, requested=delta))
+        if 0 <= limit < total + usage.promised:
+            overs.append(model_protocol.over_entry(
+                project_id, resource, 'project', limit, usage, delta))
         over = scope.over(resource, delta)
         if over is not None:
             overs.append(over)

@@ -16,7 +16,7 @@ DRIFT = models.DriftEvent.__table__
 
 LOCK_ALL_USAGES = (
     sa.select(USAGES.c.id, USAGES.c.resource, USAGES.c.used,
-              USAGES.c.reserved)
+              USAGES.c.reserved, USAGES.c.promised, USAGES.c.leased)
     .where(USAGES.c.project_id == sa.bindparam('project_id'))
     .order_by(USAGES.c.resource)
     .with_for_update())
@@ -117,12 +117,12 @@ ADD_TO_CONSUMER = (
 
 def reserve_if_fits(limit):
     """The UPDATE adding ``_delta`` to a usage row's reserved count only if
-    the total stays within ``limit`` (an SQL expression; below zero:
-    unlimited) and the largest count."""
+    the total, with what leases are promised, stays within ``limit`` (an
+    SQL expression; below zero: unlimited) and the largest count."""
     total = (USAGES.c.used + USAGES.c.reserved
              + sa.cast(sa.bindparam('_delta'), sa.BigInteger))
     return (USAGES.update()
             .where(*THE_USAGE, total <= models.MAX_COUNT,
-                   sa.or_(limit < 0, total <= limit))
+                   sa.or_(limit < 0, total + USAGES.c.promised <= limit))
             .values(reserved=USAGES.c.reserved + sa.bindparam('_delta'),
                     updated_at=sa.bindparam('_now')))

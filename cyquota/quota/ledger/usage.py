@@ -20,6 +20,10 @@ class Usage:
     resource: str
     used: int
     reserved: int
+    #: What pending leases are promised at their peak from now on, and
+    #: what active leases hold (part of ``used``); kept by lease events.
+    promised: int = 0
+    leased: int = 0
     dirty: bool = False
 
     def add(self, field, delta):

@@ -37,6 +37,11 @@ class Limits:
         """The id of ``project_id``'s parent, or None for a root."""
         return self.source.get_parent(context, project_id)
 
+    def project_names(self, context, project_id):
+        """``{"name@domain"}`` the project is known by (empty when the
+        source knows no name)."""
+        return self.source.project_names(context, project_id)
+
     def get_children(self, context, project_id):
         """The ids of ``project_id``'s children."""
         return self.source.get_children(context, project_id)

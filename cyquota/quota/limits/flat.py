@@ -30,6 +30,10 @@ class FlatScope:
     def report(self, resource):
         return {}
 
+    def levels(self, resource):
+        """No level above the project."""
+        return []
+
 
 class FlatModel:
     """A project's limit is its own, else the registered default, else the

@@ -37,6 +37,9 @@ _projects = models.Project.__table__
 
 _FROM_CONFIG = object()
 
+#: The one domain of the embedded store's projects, by Keystone's name.
+DOMAIN = 'Default'
+
 # Row kinds of the one-round-trip tree read.
 _PARENT, _GRANDPARENT, _REGISTERED, _OWN, _PARENT_OWN = range(5)
 
@@ -184,6 +187,15 @@ class LocalLimitSource(source.LimitSource):
         if row is None:
             raise exception.ProjectNotFound(project_id=project_id)
         return dict(row)
+
+    def project_names(self, context, project_id):
+        """``{"<name>@Default"}`` of a named project: the embedded store
+        has one domain, Keystone's default one."""
+        with db_api.reader(context) as session:
+            name = session.execute(
+                sa.select(_projects.c.name)
+                .where(_projects.c.id == project_id)).scalar()
+        return {name + '@' + DOMAIN} if name else set()
 
     def list_registered_limits(self, context):
         """``{resource: default_limit}`` of every registered limit."""

@@ -29,13 +29,52 @@ A ``Scope`` is the model's part in one transaction of one project: its
 ``project_limits``; ``track(usages)`` once the usage rows are locked;
 ``over(resource, delta)``, an ``overs`` entry or None; ``write(conn,
 usages)`` after the ledger has written the usage rows; ``report(resource)``,
-extra keys of the usage document.
+extra keys of the usage document; ``levels(resource)``, the ``Level``s
+above the project that a lease is checked at (none for flat).
 """
 
+import dataclasses
 
-def usage_view(limit, used, reserved):
-    """``{limit, used, reserved, available}``: available is what is left
-    under ``limit`` (-1 when unlimited, never below zero)."""
-    available = -1 if limit < 0 else max(0, limit - used - reserved)
+
+@dataclasses.dataclass
+class Level:
+    """One level a lease is checked at: the project, or its tree.
+
+    :ivar scope: ``project`` or ``tree``, as in ``overs``.
+    :ivar holder_id: the project's id, or the tree root's.
+    :ivar calendar_key: the ``lease_reservations`` column that groups the
+        leases of this level (``project_id`` or ``root_id``).
+    :ivar counts: the locked row (``used``, ``reserved``, ``promised``,
+        ``leased``), changed in memory.
+    :ivar table: the row's table, written by ``id``.
+    """
+
+    scope: str
+    holder_id: str
+    calendar_key: str
+    limit: int
+    counts: object
+    table: object
+
+
+def over_entry(holder_id, resource, scope, limit, counts, requested):
+    """An ``overs`` entry of ``OverQuota`` for ``counts`` (with ``used``,
+    ``reserved`` and ``promised``); ``promised``, what pending leases hold
+    at their peak, is told when it played a part."""
+    entry = dict(project_id=holder_id, resource=resource, scope=scope,
+                 limit=limit, used=counts.used, reserved=counts.reserved,
+                 requested=requested)
+    if counts.promised:
+        entry['promised'] = counts.promised
+    return entry
+
+
+def usage_view(limit, used, reserved, leased=0, promised=0):
+    """``{limit, used, reserved, leased, promised, available}``:
+    available is what an ordinary reserve may still take under ``limit``
+    (-1 when unlimited, never below zero); ``leased`` is part of ``used``
+    and ``promised`` (the peak of pending leases) must stay free."""
+    available = -1 if limit < 0 else max(
+        0, limit - used - reserved - promised)
     return {'limit': limit, 'used': used, 'reserved': reserved,
-            'available': available}
+            'leased': leased, 'promised': promised, 'available': available}

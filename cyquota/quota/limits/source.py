@@ -67,6 +67,10 @@ class LimitSource(abc.ABC):
         """The id of ``project_id``'s parent, or None for a root."""
         return None
 
+    def project_names(self, context, project_id):
+        """``{"name@domain"}`` of ``project_id`` (none by default)."""
+        return set()
+
     def get_children(self, context, project_id):
         """The ids of ``project_id``'s children."""
         return []

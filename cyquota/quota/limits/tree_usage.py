@@ -43,6 +43,8 @@ class _Aggregate:
     id: int | None
     used: int
     reserved: int
+    promised: int = 0
+    leased: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,12 +80,13 @@ class TreeUsage:
         retried."""
         found = session.execute(
             sa.select(_trees.c.id, _trees.c.resource, _trees.c.used,
-                      _trees.c.reserved)
+                      _trees.c.reserved, _trees.c.promised, _trees.c.leased)
             .where(_trees.c.root_id == tree.root_id,
                    _trees.c.resource.in_(resources))
             .order_by(_trees.c.resource)
             .with_for_update()).all()
-        rows = {row.resource: _Aggregate(row.id, row.used, row.reserved)
+        rows = {row.resource: _Aggregate(row.id, row.used, row.reserved,
+                                         row.promised, row.leased)
                 for row in found}
         missing = [r for r in resources if r not in rows]
         if missing:
@@ -103,10 +106,12 @@ class TreeUsage:
     def read(cls, context, session, source, tree, resources):
         """The rows without locks (for reports)."""
         found = session.execute(
-            sa.select(_trees.c.resource, _trees.c.used, _trees.c.reserved)
+            sa.select(_trees.c.resource, _trees.c.used, _trees.c.reserved,
+                      _trees.c.promised, _trees.c.leased)
             .where(_trees.c.root_id == tree.root_id,
                    _trees.c.resource.in_(resources))).all()
-        rows = {row.resource: _Aggregate(None, row.used, row.reserved)
+        rows = {row.resource: _Aggregate(None, row.used, row.reserved,
+                                         row.promised, row.leased)
                 for row in found}
         missing = [r for r in resources if r not in rows]
         if missing:
@@ -122,11 +127,18 @@ class TreeUsage:
     def project_limits(self):
         return self.tree.project_limits
 
+    def levels(self, resource):
+        """The tree, checked against the root's limit."""
+        return [model_protocol.Level(
+            'tree', self.root_id, 'root_id', self.tree.root_limits[resource],
+            self.rows[resource], _trees)]
+
     def report(self, resource):
         """The ``tree`` part of the member's usage document."""
         row = self.rows[resource]
         return {'tree': dict(root_id=self.root_id, **model_protocol.usage_view(
-            self.tree.root_limits[resource], row.used, row.reserved))}
+            self.tree.root_limits[resource], row.used, row.reserved,
+            row.leased, row.promised))}
 
     def track(self, usages):
         """Remember the member's counts (``{resource: _Usage}``, just
@@ -138,10 +150,9 @@ class TreeUsage:
         the root's limit, else None."""
         limit = self.tree.root_limits[resource]
         row = self.rows[resource]
-        if 0 <= limit < row.used + row.reserved + delta:
-            return dict(project_id=self.root_id, resource=resource,
-                        scope='tree', limit=limit, used=row.used,
-                        reserved=row.reserved, requested=delta)
+        if 0 <= limit < row.used + row.reserved + row.promised + delta:
+            return model_protocol.over_entry(self.root_id, resource, 'tree',
+                                             limit, row, delta)
         return None
 
     def write(self, session, usages):

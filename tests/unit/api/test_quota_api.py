@@ -63,9 +63,10 @@ def test_strict_two_level_usage_has_the_tree(strict):
         'X-Project-Id': 'child', 'X-Roles': 'reader'}).json['quota_usage']
     assert usage['parent_id'] == 'root'
     assert usage['resources']['FPGA'] == {
-        'used': 0, 'reserved': 1, 'limit': 4, 'available': 3,
+        'used': 0, 'reserved': 1, 'limit': 4, 'leased': 0, 'promised': 0,
+        'available': 3,
         'tree': {'root_id': 'root', 'limit': 5, 'used': 0, 'reserved': 3,
-                 'available': 2}}
+                 'leased': 0, 'promised': 0, 'available': 2}}
     assert usage['resources']['GPU']['tree']['limit'] == -1
 
     refused = _reserve(strict, 'child', 3, status=403).json['errors'][0]

@@ -1,0 +1,27 @@
+"""The calendar of leases: how much leases hold at once, for the ledger
+and for device capacity alike.
+
+Leases hold amounts for half-open windows ``[start, end)``. The checks ask
+one question: the most that overlapping windows hold at any single instant
+of a given span.
+"""
+
+
+def peak(windows, start, end=None):
+    """The largest sum of ``amount`` over ``windows`` (``(start, end,
+    amount)`` triples, half-open) at any instant of ``[start, end)``
+    (``end`` None: from ``start`` on).
+
+    A sweep over the windows' edges, in O(n log n): at one instant a window
+    that ends is gone before one that begins counts (half-open windows).
+    """
+    events = []
+    for s, e, amount in windows:
+        if e > start and (end is None or s < end):
+            events.append((max(s, start), 1, amount))
+            events.append((e, 0, -amount))
+    held = best = 0
+    for _instant, _begins, change in sorted(events):
+        held += change
+        best = max(best, held)
+    return best

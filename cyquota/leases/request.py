@@ -1,0 +1,206 @@
+"""A lease request's values, checked: bad input raises ``InvalidLease``
+naming the field, before anything is read or written.
+
+The REST layer has checked the JSON types and shape already; this checks
+what the values mean: dates with their UTC offset (or ``"now"``), a start
+at most 60 s in the past, an end after the start, ``accelerator:<RESOURCE>``
+resource types of counted resources, amounts, ``member_of`` values as
+Placement parses them, pool keys.
+"""
+
+import dataclasses
+import datetime
+
+from oslo_utils import timeutils
+
+from cyquota.db import models
+from cyquota import exception
+from cyquota.placement import member_of as member_of_mod
+from cyquota.quota import resources as quota_resources
+
+#: How far in the past a start may lie (a request's own travel time).
+START_GRACE = datetime.timedelta(seconds=60)
+RESOURCE_TYPE_PREFIX = 'accelerator:'
+_MAX_NAME = 255
+
+
+@dataclasses.dataclass
+class Wanted:
+    """One reservation of a lease: ``amount`` of ``resource``."""
+
+    resource: str
+    amount: int
+    member_of: list
+    member_key: str = None
+    id: str = None
+
+    @property
+    def resource_type(self):
+        return RESOURCE_TYPE_PREFIX + self.resource
+
+    def parsed_member_of(self):
+        return member_of_mod.parse(self.member_of)
+
+
+@dataclasses.dataclass
+class LeaseRequest:
+    """A lease's name, window (naive UTC) and reservations."""
+
+    name: str
+    start: datetime.datetime
+    end: datetime.datetime
+    reservations: list
+
+
+def _invalid(field, reason):
+    return exception.InvalidLease(field=field, reason=reason)
+
+
+def parse_date(field, value, now):
+    """A date of the request as naive UTC; ``"now"`` (or None) is
+    ``now``."""
+    if value is None or value == 'now':
+        return now
+    if not isinstance(value, str):
+        raise _invalid(field, 'expected an ISO 8601 date and time with its '
+                              'UTC offset, or "now", got %r' % (value,))
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
+    except ValueError:
+        raise _invalid(field, '%r is not an ISO 8601 date and time' % value)
+    if parsed.tzinfo is None:
+        raise _invalid(field, '%r has no UTC offset' % value)
+    return timeutils.normalize_time(parsed)
+
+
+def _name(value, default):
+    if value is None:
+        return default
+    if not isinstance(value, str) or not 1 <= len(value) <= _MAX_NAME:
+        raise _invalid('name', 'expected 1 to %d characters, got %r'
+                       % (_MAX_NAME, value))
+    return value
+
+
+def _amount(field, value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _invalid(field, '%r is not an integer' % (value,))
+    if not 0 < value <= models.MAX_COUNT:
+        raise _invalid(field, '%d is outside 1 .. %d' % (value,
+                                                         models.MAX_COUNT))
+    return value
+
+
+def _resource(field, value):
+    if not isinstance(value, str) or not value.startswith(
+            RESOURCE_TYPE_PREFIX):
+        raise _invalid(field, 'expected %s<RESOURCE>, got %r'
+                       % (RESOURCE_TYPE_PREFIX, value))
+    resource = value[len(RESOURCE_TYPE_PREFIX):]
+    try:
+        return quota_resources.check_resource(resource)
+    except exception.UnknownResource as error:
+        raise _invalid(field, error.message)
+
+
+def _member_of(field, value):
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str)
+                                              for v in value):
+        raise _invalid(field, 'expected a list of member_of values, got %r'
+                       % (value,))
+    try:
+        member_of_mod.parse(value)
+    except exception.InvalidMemberOf as error:
+        raise _invalid(field, error.message)
+    return list(value)
+
+
+def _member_key(field, value):
+    if value is not None and (not isinstance(value, str)
+                              or not 1 <= len(value) <= 255):
+        raise _invalid(field, 'expected 1 to 255 characters, got %r'
+                       % (value,))
+    return value
+
+
+def _reservation(index, item):
+    where = 'reservations[%d]' % index
+    if not isinstance(item, dict):
+        raise _invalid(where, 'expected an object, got %r' % (item,))
+    if 'resource_type' not in item or 'amount' not in item:
+        raise _invalid(where, 'resource_type and amount are required')
+    return Wanted(
+        _resource(where + '.resource_type', item['resource_type']),
+        _amount(where + '.amount', item['amount']),
+        _member_of(where + '.member_of', item.get('member_of')),
+        _member_key(where + '.member_key', item.get('member_key')))
+
+
+def _window(start, end, now, start_field='start_date'):
+    if start < now - START_GRACE:
+        raise _invalid(start_field, 'it lies more than %d s in the past'
+                       % START_GRACE.total_seconds())
+    if end <= start:
+        raise _invalid('end_date', 'it is not after start_date')
+
+
+def parse_create(lease, now):
+    """The ``LeaseRequest`` of a create body's ``lease`` object."""
+    if not isinstance(lease, dict):
+        raise _invalid('lease', 'expected an object, got %r' % (lease,))
+    if 'end_date' not in lease:
+        raise _invalid('end_date', 'it is required')
+    start = parse_date('start_date', lease.get('start_date'), now)
+    end = parse_date('end_date', lease['end_date'], now)
+    _window(start, end, now)
+    items = lease.get('reservations')
+    if not isinstance(items, list) or not items:
+        raise _invalid('reservations', 'expected a non-empty list, got %r'
+                       % (items,))
+    return LeaseRequest(_name(lease.get('name'), None), start, end,
+                        [_reservation(i, item)
+                         for i, item in enumerate(items)])
+
+
+def parse_update(lease_id, changes, current, active, now):
+    """``current`` (the ``LeaseRequest`` of lease ``lease_id``, with
+    reservation ids) changed by ``changes`` (a partial ``lease`` object).
+    An active lease's start and amounts are fixed (LeaseConflict)."""
+    if not isinstance(changes, dict):
+        raise _invalid('lease', 'expected an object, got %r' % (changes,))
+    name = _name(changes.get('name'), current.name)
+    start, end = current.start, current.end
+    if 'start_date' in changes:
+        if active:
+            raise exception.LeaseConflict(
+                action='change the start of', lease_id=lease_id,
+                status='ACTIVE')
+        start = parse_date('start_date', changes['start_date'], now)
+    if 'end_date' in changes:
+        end = parse_date('end_date', changes['end_date'], now)
+    if active:
+        if end <= now:
+            raise _invalid('end_date', 'it is not in the future (DELETE '
+                                       'ends a lease now)')
+        if end <= start:
+            raise _invalid('end_date', 'it is not after start_date')
+    elif start != current.start or end != current.end:
+        _window(start, end, now)
+    reservations = [dataclasses.replace(r) for r in current.reservations]
+    by_id = {r.id: r for r in reservations}
+    for index, item in enumerate(changes.get('reservations') or ()):
+        where = 'reservations[%d]' % index
+        if not isinstance(item, dict) or item.get('id') not in by_id:
+            raise _invalid(where + '.id', 'no reservation %r in this lease'
+                           % (item.get('id') if isinstance(item, dict)
+                              else item,))
+        if 'amount' in item:
+            amount = _amount(where + '.amount', item['amount'])
+            if active and amount != by_id[item['id']].amount:
+                raise exception.LeaseConflict(
+                    action='change the amounts of', lease_id=lease_id,
+                    status='ACTIVE')
+            by_id[item['id']].amount = amount
+    return LeaseRequest(name, start, end, reservations)

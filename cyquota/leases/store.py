@@ -1,0 +1,163 @@
+"""Lease rows: written and read back as the views the API answers."""
+
+import datetime
+import json
+
+import sqlalchemy as sa
+
+from cyquota.db import lease_models
+from cyquota.db import models
+from cyquota import exception
+from cyquota.leases import request as request_mod
+from cyquota.placement import providers
+from cyquota.placement import windows
+
+_leases = lease_models.Lease.__table__
+_reservations = lease_models.LeaseReservation.__table__
+
+
+def isotime(value):
+    """A naive UTC datetime as ISO 8601 with its offset; None stays."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
+
+
+def insert(conn, lease_id, project_id, user_id, wanted, status, root_ids,
+           status_reason=None):
+    """Store a lease and its reservations (``wanted``: a LeaseRequest
+    whose reservations have their ids)."""
+    now = models.utcnow()
+    conn.execute(_leases.insert().values(
+        id=lease_id, project_id=project_id, user_id=user_id,
+        name=wanted.name or lease_id, start_date=wanted.start,
+        end_date=wanted.end, status=status, status_reason=status_reason,
+        created_at=now))
+    conn.execute(_reservations.insert(), [
+        dict(id=r.id, lease_id=lease_id, position=index,
+             project_id=project_id, root_id=root_ids[r.resource],
+             resource=r.resource, amount=r.amount,
+             member_of=json.dumps(r.member_of), member_key=r.member_key,
+             start_date=wanted.start, end_date=wanted.end, status=status,
+             created_at=now)
+        for index, r in enumerate(wanted.reservations)])
+
+
+def lock(conn, lease_id):
+    """Lock a lease's row; returns it, or raises LeaseNotFound."""
+    row = conn.execute(sa.select(_leases).where(_leases.c.id == lease_id)
+                       .with_for_update()).first()
+    if row is None:
+        raise exception.LeaseNotFound(lease_id=lease_id)
+    return row
+
+
+def set_status(conn, lease_id, status, status_reason=None):
+    now = models.utcnow()
+    values = dict(status=status, updated_at=now)
+    if status_reason is not None:
+        values['status_reason'] = status_reason
+    conn.execute(_leases.update().where(_leases.c.id == lease_id)
+                 .values(**values))
+    conn.execute(_reservations.update()
+                 .where(_reservations.c.lease_id == lease_id)
+                 .values(status=status, updated_at=now))
+
+
+def change(conn, lease_id, wanted):
+    """Store a lease's new name, window and amounts."""
+    now = models.utcnow()
+    conn.execute(_leases.update().where(_leases.c.id == lease_id).values(
+        name=wanted.name, start_date=wanted.start, end_date=wanted.end,
+        updated_at=now))
+    for r in wanted.reservations:
+        conn.execute(_reservations.update()
+                     .where(_reservations.c.id == r.id)
+                     .values(amount=r.amount, start_date=wanted.start,
+                             end_date=wanted.end, updated_at=now))
+
+
+def due(conn, status, column, now, batch):
+    """Ids of leases in ``status`` whose ``column`` date has come."""
+    return conn.execute(
+        sa.select(_leases.c.id)
+        .where(_leases.c.status == status, _leases.c[column] <= now)
+        .order_by(_leases.c[column]).limit(batch)).scalars().all()
+
+
+def reservations_of(conn, lease_id):
+    """The lease's reservations as ``Wanted``, in request order."""
+    return [request_mod.Wanted(row.resource, row.amount,
+                               json.loads(row.member_of), row.member_key,
+                               row.id)
+            for row in conn.execute(
+                sa.select(_reservations)
+                .where(_reservations.c.lease_id == lease_id)
+                .order_by(_reservations.c.position))]
+
+
+def request_of(conn, row):
+    """The ``LeaseRequest`` a stored lease row stands for."""
+    return request_mod.LeaseRequest(row.name, row.start_date, row.end_date,
+                                    reservations_of(conn, row.id))
+
+
+def allocations_view(conn, held, extra=False):
+    """``{lease reservation id: [allocation view]}`` of ``held``
+    (``{lease reservation id: [(provider_id, rc, amount)]}``); with
+    ``extra``, the enforcement payload's form (``extra``: the root
+    provider and the aggregates)."""
+    ids = {part[0] for parts in held.values() for part in parts}
+    names = windows.names(conn, ids)
+    aggregates = providers.aggregates_of(conn, ids) if extra else {}
+    result = {}
+    for key, parts in held.items():
+        views = []
+        for provider_id, _rc, amount in parts:
+            uuid, name, root_uuid = names[provider_id]
+            view = {'id': uuid, 'resource_provider_name': name}
+            if extra:
+                view['extra'] = {'root_provider': root_uuid,
+                                 'aggregates': sorted(
+                                     aggregates.get(provider_id, ()))}
+            else:
+                view['amount'] = amount
+            views.append(view)
+        result[key] = views
+    return result
+
+
+def view(conn, row):
+    """A lease row as the API answers it."""
+    allocations = allocations_view(conn, windows.of_lease(conn, row.id))
+    return {
+        'id': row.id, 'name': row.name, 'project_id': row.project_id,
+        'user_id': row.user_id, 'start_date': isotime(row.start_date),
+        'end_date': isotime(row.end_date), 'status': row.status,
+        'status_reason': row.status_reason,
+        'created_at': isotime(row.created_at),
+        'updated_at': isotime(row.updated_at),
+        'reservations': [
+            {'id': r.id, 'resource_type': r.resource_type,
+             'amount': r.amount, 'member_of': r.member_of,
+             'member_key': r.member_key,
+             'allocations': allocations.get(r.id, [])}
+            for r in reservations_of(conn, row.id)]}
+
+
+def read(conn, lease_id):
+    row = conn.execute(sa.select(_leases)
+                       .where(_leases.c.id == lease_id)).first()
+    if row is None:
+        raise exception.LeaseNotFound(lease_id=lease_id)
+    return row
+
+
+def rows(conn, project_id=None, status=None):
+    query = sa.select(_leases).order_by(_leases.c.created_at.desc(),
+                                        _leases.c.id)
+    if project_id is not None:
+        query = query.where(_leases.c.project_id == project_id)
+    if status is not None:
+        query = query.where(_leases.c.status == status)
+    return conn.execute(query).all()

@@ -1,0 +1,263 @@
+"""Device capacity over time: devices chosen and promised to leases for
+their windows.
+
+A lease holds, on each chosen provider, an amount of a resource class for
+``[start, end)`` (``lease_allocations``). At every instant, what ordinary
+consumers hold on a provider plus the lease allocations whose window
+contains the instant stay within its capacity:
+
+* a lease's devices are chosen for its window: a provider has room for
+  ``capacity - ordinary - peak`` where ``ordinary`` is what it holds now
+  for other consumers than active leases (open-ended) and ``peak`` the most
+  that other live lease allocations on it hold at one instant of the
+  window;
+* an ordinary claim keeps room for the peak of pending lease allocations
+  from now on (``capacity.Capacity.promised``);
+* an active lease also holds ``device_allocations`` rows with the lease
+  as the consumer, so that device usages show it.
+
+Concurrency: choosing reads without locks; the caller then locks the chosen
+providers in id order (as every claim does) and ``check`` reads again under
+the locks, raising ``allocations.AllocationRaced`` (a deadlock: the whole
+transaction is retried) when the choice no longer fits.
+"""
+
+import collections
+import dataclasses
+
+import sqlalchemy as sa
+
+from cyquota import calendar
+from cyquota.db import lease_models
+from cyquota.db import models
+from cyquota.db import placement_models
+from cyquota import exception
+from cyquota.placement import allocations
+from cyquota.placement import capacity
+from cyquota.placement import pools
+from cyquota.placement import providers
+
+_lease_allocations = placement_models.LeaseAllocation.__table__
+_device_allocations = placement_models.DeviceAllocation.__table__
+_consumers = placement_models.DeviceConsumer.__table__
+_rp = placement_models.ResourceProvider.__table__
+
+
+@dataclasses.dataclass(frozen=True)
+class Want:
+    """What one lease reservation asks of devices.
+
+    :ivar key: the caller's name for it (the lease reservation's id).
+    :ivar member_of: a parsed ``member_of.MemberOf``; as for an unnumbered
+        request group, the provider or its root must meet it.
+    :ivar member_key: a lease-pool key, or None.
+    """
+
+    key: str
+    resource_class: str
+    amount: int
+    member_of: object
+    member_key: str = None
+
+
+def room(session, resource_class, start, end, provider_ids=None,
+         exclude_lease=None, lock=False):
+    """``{provider_id: amount}`` each provider can still promise of
+    ``resource_class`` over ``[start, end)``, leaving out
+    ``exclude_lease``'s own lease allocations."""
+    records = capacity.load(session, provider_ids=provider_ids,
+                            resource_classes=[resource_class], lock=lock)
+    ids = sorted(provider_id for provider_id, _rc in records)
+    if not ids:
+        return {}
+    query = (sa.select(_lease_allocations.c.resource_provider_id,
+                       _lease_allocations.c.lease_id,
+                       _lease_allocations.c.status,
+                       _lease_allocations.c.start_date,
+                       _lease_allocations.c.end_date,
+                       _lease_allocations.c.amount)
+             .where(_lease_allocations.c.resource_provider_id.in_(ids),
+                    _lease_allocations.c.resource_class == resource_class,
+                    _lease_allocations.c.status.in_(lease_models.LIVE)))
+    if lock:
+        query = query.with_for_update(read=True)
+    active = collections.Counter()
+    windows = collections.defaultdict(list)
+    for provider_id, lease_id, status, s, e, amount in session.execute(query):
+        if status == lease_models.ACTIVE:
+            # Counted in ``used`` too, through its device allocations.
+            active[provider_id] += amount
+        if lease_id != exclude_lease:
+            windows[provider_id].append((s, e, amount))
+    result = {}
+    for (provider_id, _rc), record in records.items():
+        ordinary = record.used - active[provider_id]
+        result[provider_id] = max(0, record.capacity - ordinary - calendar.peak(
+            windows[provider_id], start, end))
+    return result
+
+
+def _eligible(session, want, provider_ids):
+    """The providers (in id order) that ``want``'s ``member_of`` and the
+    lease-pool rule allow."""
+    roots = dict(session.execute(
+        sa.select(_rp.c.id, _rp.c.root_provider_id)
+        .where(_rp.c.id.in_(sorted(provider_ids)))).all())
+    aggs = providers.aggregates_of(session, set(roots) | set(roots.values()))
+    rule = pools.rule_for(session, [want.member_key] if want.member_key
+                          else [])
+    member_of = want.member_of
+    allowed = []
+    for provider_id in sorted(roots):
+        own = aggs.get(provider_id, frozenset())
+        tree = aggs.get(roots[provider_id], frozenset())
+        if (rule.allows(own, tree) and not member_of.forbids(own)
+                and not member_of.forbids(tree)
+                and (member_of.required_by(own)
+                     or member_of.required_by(tree))):
+            allowed.append(provider_id)
+    return allowed
+
+
+def choose(session, wants, start, end, exclude_lease=None):
+    """Devices for every ``Want`` over ``[start, end)``: ``{want key:
+    [(provider_id, resource_class, amount)]}``, taking providers in id
+    order and splitting an amount over several when one has too little
+    (each part at most the inventory's ``max_unit``).
+
+    :raises NoValidAllocation: (409) not enough room.
+    """
+    taken = collections.Counter()
+    chosen = {}
+    for want in wants:
+        free = room(session, want.resource_class, start, end,
+                    exclude_lease=exclude_lease)
+        limits = capacity.load(session, provider_ids=list(free),
+                               resource_classes=[want.resource_class])
+        left = want.amount
+        parts = []
+        for provider_id in _eligible(session, want, free):
+            if not left:
+                break
+            key = (provider_id, want.resource_class)
+            part = min(left, free[provider_id] - taken[key],
+                       limits[key].max_unit)
+            if part > 0:
+                parts.append((provider_id, want.resource_class, part))
+                taken[key] += part
+                left -= part
+        if left:
+            raise exception.NoValidAllocation(reason=(
+                'no providers have room for %s:%d from %s to %s within the '
+                'requested aggregates' % (want.resource_class, want.amount,
+                                          start.isoformat(),
+                                          end.isoformat())))
+        chosen[want.key] = parts
+    return chosen
+
+
+def check(session, chosen, start, end, exclude_lease=None):
+    """Lock the chosen providers (id order) and check, reading again
+    under the locks, that the choice still fits; raises AllocationRaced
+    when it does not."""
+    needs = collections.Counter()
+    for parts in chosen.values():
+        for provider_id, rc, amount in parts:
+            needs[(provider_id, rc)] += amount
+    providers.lock_ids(session, {key[0] for key in needs})
+    for rc in sorted({key[1] for key in needs}):
+        free = room(session, rc, start, end,
+                    provider_ids=[p for p, r in needs if r == rc],
+                    exclude_lease=exclude_lease, lock=True)
+        for (provider_id, needed_rc), amount in needs.items():
+            if needed_rc == rc and free.get(provider_id, 0) < amount:
+                raise allocations.AllocationRaced()
+
+
+def promise(session, lease_id, chosen, start, end, status):
+    """Store the chosen allocations of ``lease_id`` (``{lease reservation
+    id: [(provider_id, rc, amount)]}``) with the lease's window."""
+    now = models.utcnow()
+    rows = [dict(lease_id=lease_id, lease_reservation_id=key,
+                 resource_provider_id=provider_id, resource_class=rc,
+                 amount=amount, start_date=start, end_date=end,
+                 status=status, created_at=now)
+            for key, parts in sorted(chosen.items())
+            for provider_id, rc, amount in parts]
+    if rows:
+        session.execute(_lease_allocations.insert(), rows)
+        providers.bump(session, {row['resource_provider_id'] for row in rows})
+
+
+def of_lease(session, lease_id):
+    """``{lease reservation id: [(provider_id, rc, amount)]}`` of a
+    lease."""
+    found = collections.defaultdict(list)
+    for key, provider_id, rc, amount in session.execute(
+            sa.select(_lease_allocations.c.lease_reservation_id,
+                      _lease_allocations.c.resource_provider_id,
+                      _lease_allocations.c.resource_class,
+                      _lease_allocations.c.amount)
+            .where(_lease_allocations.c.lease_id == lease_id)
+            .order_by(_lease_allocations.c.id)):
+        found[key].append((provider_id, rc, amount))
+    return dict(found)
+
+
+def forget(session, lease_id):
+    """Drop a pending lease's allocations (before it is chosen anew)."""
+    session.execute(_lease_allocations.delete().where(
+        _lease_allocations.c.lease_id == lease_id))
+
+
+def reschedule(session, lease_id, start, end):
+    """Move a lease's allocations to a new window (checked by the
+    caller)."""
+    session.execute(_lease_allocations.update()
+                    .where(_lease_allocations.c.lease_id == lease_id)
+                    .values(start_date=start, end_date=end,
+                            updated_at=models.utcnow()))
+
+
+def activate(session, lease_id, project_id, user_id=None):
+    """The lease starts: its allocations become device allocations of
+    the lease (under the providers' locks)."""
+    held = of_lease(session, lease_id)
+    parts = [part for found in held.values() for part in found]
+    providers.lock_ids(session, {provider_id for provider_id, _rc, _n
+                                 in parts})
+    session.execute(_consumers.insert().values(
+        consumer_id=lease_id, project_id=project_id, user_id=user_id,
+        created_at=models.utcnow()))
+    if parts:
+        session.execute(_device_allocations.insert(), [
+            dict(resource_provider_id=provider_id, consumer_id=lease_id,
+                 resource_class=rc, used=amount, created_at=models.utcnow())
+            for provider_id, rc, amount in parts])
+        providers.bump(session, {part[0] for part in parts})
+    _set_status(session, lease_id, lease_models.ACTIVE)
+
+
+def release(context, session, lease_id):
+    """The lease ends: its device allocations are freed and its lease
+    allocations kept as history."""
+    allocations.free(context, lease_id)
+    _set_status(session, lease_id, lease_models.ENDED)
+
+
+def _set_status(session, lease_id, status):
+    session.execute(_lease_allocations.update()
+                    .where(_lease_allocations.c.lease_id == lease_id)
+                    .values(status=status, updated_at=models.utcnow()))
+
+
+def names(session, provider_ids):
+    """``{provider_id: (uuid, name, root uuid)}``."""
+    root = _rp.alias('root')
+    return {row.id: (row.uuid, row.name, row.root_uuid)
+            for row in session.execute(
+                sa.select(_rp.c.id, _rp.c.uuid, _rp.c.name,
+                          root.c.uuid.label('root_uuid'))
+                .join(root, root.c.id == _rp.c.root_provider_id)
+                .where(_rp.c.id.in_(sorted(set(provider_ids)))))}
+

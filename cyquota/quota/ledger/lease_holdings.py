@@ -1,0 +1,153 @@
+"""What leases hold and promise, in the books.
+
+A lease event (create, update, start, end) locks the project's rows as any
+ledger transaction does (what the model's rule reads, then the project's
+usage rows) and, under those locks:
+
+* checks a lease's window: at every instant of it, the project's ordinary
+  holdings now (``used - leased + reserved``: attaches are open-ended)
+  plus every live lease overlapping the instant plus the new amount stay
+  within the limit, at each level (the project, and its tree under
+  strict-two-level);
+* moves an active lease's amounts into ``used`` (and ``leased``) at its
+  start, and out at its end, with the lease as the consumer;
+* keeps ``promised`` on each level's row: the peak, from now on, of what
+  pending leases will take. An ordinary reserve's conditional UPDATE reads
+  it, so the common reserve stays one statement per resource. It only
+  changes at lease events, and as time passes the true peak can only fall,
+  so the stored value is never too small.
+"""
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from cyquota import calendar
+from cyquota.db import lease_models
+from cyquota.db import models
+from cyquota.quota.ledger import consumers
+from cyquota.quota.ledger import statements as sql
+from cyquota.quota.ledger import usage as usage_rows
+from cyquota.quota.limits import model as model_protocol
+
+_calendar = lease_models.LeaseReservation.__table__
+
+
+class LeaseHoldings:
+    """A project's rows, locked for one lease event.
+
+    Made by ``lock``; ``write`` stores what changed.
+    """
+
+    def __init__(self, conn, project_id, scope, usages):
+        self._conn = conn
+        self.project_id = project_id
+        self._scope = scope
+        self._usages = usages
+        self._touched = set()
+
+    @classmethod
+    def lock(cls, context, conn, model, project_id, resources):
+        """Lock ``project_id``'s rows of ``resources`` in the ledger's
+        order (creating missing ones)."""
+        resources = sorted(set(resources))
+        scope = model.lock(context, conn, project_id, resources, create=True)
+        usages = usage_rows.lock(conn, project_id, resources, create=True,
+                                 scope=scope)
+        return cls(conn, project_id, scope, usages)
+
+    def root_id(self, resource):
+        """The root whose leases share the project's limits (the project
+        itself when no level is above it)."""
+        levels = self._scope.levels(resource)
+        return levels[-1].holder_id if levels else self.project_id
+
+    def _levels(self, resource):
+        project = model_protocol.Level(
+            'project', self.project_id, 'project_id',
+            self._scope.project_limits[resource], self._usages[resource],
+            sql.USAGES)
+        return [project] + self._scope.levels(resource)
+
+    def _windows(self, level, resource, statuses, exclude_lease=None):
+        column = _calendar.c[level.calendar_key]
+        query = (sa.select(_calendar.c.start_date, _calendar.c.end_date,
+                           _calendar.c.amount)
+                 .where(column == level.holder_id,
+                        _calendar.c.resource == resource,
+                        _calendar.c.status.in_(statuses)))
+        if exclude_lease is not None:
+            query = query.where(_calendar.c.lease_id != exclude_lease)
+        return self._conn.execute(query).all()
+
+    def window_overs(self, amounts, start, end, exclude_lease=None):
+        """The ``overs`` entries if ``amounts`` ({resource: amount}) held
+        over ``[start, end)`` would break a limit at some instant (empty
+        when they fit). ``exclude_lease``: a lease being changed, whose
+        own holdings do not count (an active one's are in ``leased``,
+        which the ordinary holdings leave out)."""
+        overs = []
+        for resource, amount in sorted(amounts.items()):
+            for level in self._levels(resource):
+                if level.limit < 0:
+                    continue
+                counts = level.counts
+                ordinary = counts.used - counts.leased + counts.reserved
+                held = calendar.peak(
+                    self._windows(level, resource, lease_models.LIVE,
+                                  exclude_lease), start, end)
+                if ordinary + held + amount > level.limit:
+                    entry = model_protocol.over_entry(
+                        level.holder_id, resource, level.scope, level.limit,
+                        counts, amount)
+                    # What other leases hold at the window's peak.
+                    entry['leases'] = held
+                    overs.append(entry)
+        return overs
+
+    def start(self, resource, amount, lease_id):
+        """An active lease now holds ``amount``: into ``used`` and
+        ``leased``, with the lease as the consumer."""
+        for level in self._levels(resource):
+            level.counts.leased += amount
+        self._usages[resource].add('used', amount)
+        consumers.add(self._conn, self.project_id, resource, lease_id,
+                      amount)
+        self._touched.add(resource)
+
+    def end(self, resource, amount, lease_id):
+        """An active lease gives ``amount`` back (never below zero)."""
+        for level in self._levels(resource):
+            level.counts.leased = max(0, level.counts.leased - amount)
+        applied = -self._usages[resource].add('used', -amount)
+        if applied < amount:
+            usage_rows.record_drift(
+                self._conn, self.project_id, resource, lease_id,
+                'used_below_zero', amount, applied,
+                'end of lease %s' % lease_id)
+        consumers.add(self._conn, self.project_id, resource, lease_id,
+                      -amount)
+        self._touched.add(resource)
+
+    def refresh(self, resources, now=None):
+        """Recompute ``promised`` of ``resources`` at every level: the
+        peak of pending leases from ``now`` on."""
+        now = now or timeutils.utcnow()
+        for resource in resources:
+            for level in self._levels(resource):
+                level.counts.promised = calendar.peak(
+                    self._windows(level, resource, (lease_models.PENDING,)),
+                    now)
+            self._touched.add(resource)
+
+    def write(self):
+        """Store the changed counts, then ``promised`` and ``leased`` of
+        every level touched."""
+        usage_rows.write(self._conn, self._usages, self._scope)
+        now = models.utcnow()
+        for resource in sorted(self._touched):
+            for level in self._levels(resource):
+                table = level.table
+                self._conn.execute(
+                    table.update().where(table.c.id == level.counts.id)
+                    .values(promised=level.counts.promised,
+                            leased=level.counts.leased, updated_at=now))

@@ -1,0 +1,174 @@
+"""Leases on the embedded database, with a clock the tests move: windows
+against quota and device capacity, the promise to ordinary reserves, start
+and end by the periodic work, updates and early ends."""
+
+import datetime
+
+import pytest
+
+from cyquota import exception
+from cyquota import leases
+from cyquota.quota import QUOTAS
+from tests.unit.placement.conftest import Tree
+from tests.unit.test_engine import START, clock, rows  # noqa: F401
+
+LEASES = leases.LEASES
+HOUR = datetime.timedelta(hours=1)
+
+
+def at(hours):
+    """START + ``hours``, as the API writes dates."""
+    return (START + hours * HOUR).isoformat() + '+00:00'
+
+
+@pytest.fixture
+def pool(sqlite_db, clock, ctx):  # noqa: F811 (the fixture imported above)
+    """Two devices of 2 FPGAs each, and a limit of 4 FPGAs a project."""
+    tree = Tree(ctx)
+    tree.provider('cn1')
+    tree.provider('dev1', parent='cn1', inventory={'FPGA': {'total': 2}})
+    tree.provider('dev2', parent='cn1', inventory={'FPGA': {'total': 2}})
+    QUOTAS.limits.set_registered_limit(ctx, 'FPGA', 4)
+    LEASES.reset()
+    tree.clock = clock
+    return tree
+
+
+def lease(ctx, amount, start, end, project='p1', **extra):
+    body = dict(start_date=start, end_date=end, reservations=[
+        {'resource_type': 'accelerator:FPGA', 'amount': amount}], **extra)
+    return LEASES.create(ctx, project, body)
+
+
+def usage(ctx, project='p1'):
+    return QUOTAS.get_project_usage(ctx, project)['FPGA']
+
+
+def test_a_lease_starting_now_is_active_and_holds_its_devices(pool, ctx):
+    made = lease(ctx, 3, 'now', at(2))
+    assert made['status'] == 'ACTIVE'
+    assert made['start_date'] == at(0)
+    [reservation] = made['reservations']
+    assert reservation['resource_type'] == 'accelerator:FPGA'
+    assert sorted((a['resource_provider_name'], a['amount'])
+                  for a in reservation['allocations']) == [
+        ('dev1', 2), ('dev2', 1)]
+    assert usage(ctx) == dict(limit=4, used=3, reserved=0, leased=3,
+                              promised=0, available=1)
+    consumers = rows('device_allocations', consumer_id=made['id'])
+    assert sum(r['used'] for r in consumers) == 3
+
+
+def test_a_future_lease_is_promised_and_refuses_ordinary_reserves(pool,
+                                                                  ctx):
+    made = lease(ctx, 3, at(1), at(2))
+    assert made['status'] == 'PENDING'
+    assert usage(ctx) == dict(limit=4, used=0, reserved=0, leased=0,
+                              promised=3, available=1)
+    QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+    with pytest.raises(exception.OverQuota) as over:
+        QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+    assert over.value.overs == [dict(
+        project_id='p1', resource='FPGA', scope='project', limit=4, used=0,
+        reserved=1, requested=1, promised=3)]
+
+
+def test_overlapping_leases_share_the_limit_and_adjacent_ones_do_not(
+        pool, ctx):
+    pool.provider('dev3', parent='cn1', inventory={'FPGA': {'total': 8}})
+    lease(ctx, 2, at(1), at(3))
+    lease(ctx, 2, at(2), at(4))
+    with pytest.raises(exception.OverQuota) as over:
+        lease(ctx, 1, at(2), at(3))
+    assert over.value.overs[0]['scope'] == 'project'
+    assert over.value.overs[0]['leases'] == 4
+
+    assert lease(ctx, 2, at(3), at(4), project='p2')['status'] == 'PENDING'
+    assert usage(ctx)['promised'] == 4
+
+
+def test_device_capacity_over_the_window(pool, ctx):
+    lease(ctx, 4, at(1), at(2), project='p1')
+    with pytest.raises(exception.NoValidAllocation):
+        lease(ctx, 1, at(1), at(3), project='p2')
+    assert lease(ctx, 4, at(2), at(3), project='p2')['status'] == 'PENDING'
+    # An ordinary claim now must leave room for the promised devices.
+    with pytest.raises(exception.NoValidAllocation):
+        QUOTAS.reserve(ctx, 'p3', {'FPGA': 1}, consumer_id='vm-1',
+                       devices={'resources': 'FPGA:1'})
+
+
+def test_start_and_end_by_the_periodic_work(pool, ctx, clock):  # noqa: F811
+    made = lease(ctx, 2, at(1), at(2))
+    assert LEASES.start_due(ctx) == 0
+    clock.advance(3600)
+    assert LEASES.start_due(ctx) == 1
+    assert LEASES.start_due(ctx) == 0
+    assert LEASES.get(ctx, made['id'])['status'] == 'ACTIVE'
+    assert usage(ctx) == dict(limit=4, used=2, reserved=0, leased=2,
+                              promised=0, available=2)
+    clock.advance(3600)
+    assert LEASES.end_due(ctx) == 1
+    assert LEASES.end_due(ctx) == 0
+    assert LEASES.get(ctx, made['id'])['status'] == 'ENDED'
+    assert usage(ctx) == dict(limit=4, used=0, reserved=0, leased=0,
+                              promised=0, available=4)
+    assert rows('device_allocations') == []
+    assert rows('consumer_usages', consumer_id=made['id'])[0]['used'] == 0
+
+
+def test_delete_ends_early_and_gives_everything_back(pool, ctx):
+    pending = lease(ctx, 2, at(1), at(2))
+    active = lease(ctx, 2, 'now', at(2))
+    LEASES.delete(ctx, pending['id'])
+    LEASES.delete(ctx, active['id'])
+    assert [LEASES.get(ctx, made['id'])['status']
+            for made in (pending, active)] == ['ENDED', 'ENDED']
+    assert usage(ctx)['available'] == 4
+    with pytest.raises(exception.LeaseConflict):
+        LEASES.delete(ctx, active['id'])
+    with pytest.raises(exception.LeaseConflict):
+        LEASES.update(ctx, active['id'], {'name': 'again'})
+
+
+def test_update_rechecks_the_window_and_a_refusal_changes_nothing(pool, ctx):
+    pool.provider('dev3', parent='cn1', inventory={'FPGA': {'total': 8}})
+    first = lease(ctx, 2, at(1), at(2))
+    second = lease(ctx, 2, at(3), at(4))
+    with pytest.raises(exception.OverQuota):
+        LEASES.update(ctx, first['id'], {'end_date': at(4), 'reservations': [
+            {'id': first['reservations'][0]['id'], 'amount': 3}]})
+    assert LEASES.get(ctx, first['id']) == first
+    changed = LEASES.update(ctx, first['id'], {
+        'name': 'longer', 'end_date': at(3), 'reservations': [
+            {'id': first['reservations'][0]['id'], 'amount': 2}]})
+    assert (changed['name'], changed['end_date']) == ('longer', at(3))
+    assert LEASES.get(ctx, second['id'])['status'] == 'PENDING'
+
+
+def test_bad_input_names_the_field_and_writes_nothing(pool, ctx):
+    for body, field in [
+            (dict(end_date=at(1), start_date='2030-01-01T13:00:00'),
+             'start_date'),
+            (dict(end_date=at(1), start_date=at(-1)), 'start_date'),
+            (dict(end_date=at(1), start_date=at(1)), 'end_date'),
+            (dict(end_date=at(1), reservations=[
+                {'resource_type': 'FPGA', 'amount': 1}]),
+             'reservations[0].resource_type'),
+            (dict(end_date=at(1), reservations=[
+                {'resource_type': 'accelerator:NOPE', 'amount': 1}]),
+             'reservations[0].resource_type'),
+            (dict(end_date=at(1), reservations=[
+                {'resource_type': 'accelerator:FPGA', 'amount': 0}]),
+             'reservations[0].amount'),
+            (dict(end_date=at(1), reservations=[
+                {'resource_type': 'accelerator:FPGA', 'amount': 1,
+                 'member_of': ['in:x,y']}]),
+             'reservations[0].member_of')]:
+        body.setdefault('reservations', [
+            {'resource_type': 'accelerator:FPGA', 'amount': 1}])
+        with pytest.raises(exception.InvalidLease) as invalid:
+            LEASES.create(ctx, 'p1', body)
+        assert invalid.value.kwargs['field'] == field
+        assert invalid.value.code == 400
+    assert rows('leases') == []
