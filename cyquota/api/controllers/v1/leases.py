@@ -31,6 +31,28 @@ def _answer(view):
     return types.LeaseResponse.from_dict({'lease': view}).to_json()
 
 
+def _listed_project(context, project_id):
+    """The project whose leases the caller may list: the one named, else
+    the caller's own; None (every project) for an admin naming none.
+
+    Without project_id the empty target, which only an admin rule
+    matches, tells an admin from a project's reader or member.
+    """
+    if project_id is None:
+        try:
+            policy.authorize(context, rules.LIST, {})
+            return None
+        except exception.PolicyNotAuthorized:
+            project_id = context.project_id
+        # A caller without a project must not fall through to None,
+        # which would mean every project.
+        if not project_id:
+            raise exception.PolicyNotAuthorized(action=rules.LIST)
+    policy.authorize(context, rules.LIST, {'project_id': project_id})
+    quota_validation.project_id(project_id)
+    return project_id
+
+
 class LeaseController:
     """``/v1/leases/{lease_id}``."""
 
@@ -80,18 +102,7 @@ class LeasesController:
         params = query.params('project_id', 'status')
         query.choice('status', params['status'], types.STATUSES)
         context = pecan.request.context
-        project_id = params['project_id']
-        if project_id is None:
-            # Without project_id an admin lists every project's leases
-            # (the empty target only an admin rule matches); anyone
-            # else lists their own project's.
-            try:
-                policy.authorize(context, rules.LIST, {})
-            except exception.PolicyNotAuthorized:
-                project_id = context.project_id
-        if project_id is not None:
-            policy.authorize(context, rules.LIST, {'project_id': project_id})
-            quota_validation.project_id(project_id)
+        project_id = _listed_project(context, params['project_id'])
         found = leases.LEASES.list(context, project_id=project_id,
                                    status=params['status'])
         return types.LeasesResponse.from_dict({'leases': found}).to_json()
