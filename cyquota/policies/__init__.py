@@ -9,6 +9,7 @@ import itertools
 
 from cyquota.policies import base
 from cyquota.policies import devices
+from cyquota.policies import leases
 from cyquota.policies import limits
 from cyquota.policies import quota_usages
 from cyquota.policies import reservations
@@ -17,4 +18,4 @@ from cyquota.policies import reservations
 def list_rules():
     return itertools.chain(base.list_rules(), quota_usages.list_rules(),
                            reservations.list_rules(), limits.list_rules(),
-                           devices.list_rules())
+                           devices.list_rules(), leases.list_rules())

@@ -4,6 +4,7 @@ import pecan
 
 from cyquota.api.controllers.v1 import aggregates
 from cyquota.api.controllers.v1 import allocation_candidates
+from cyquota.api.controllers.v1 import leases
 from cyquota.api.controllers.v1 import limits
 from cyquota.api.controllers.v1 import openapi
 from cyquota.api.controllers.v1 import projects
@@ -24,6 +25,7 @@ class V1Controller:
     limits = limits.LimitsController()
     registered_limits = registered_limits.RegisteredLimitsController()
     projects = projects.ProjectsController()
+    leases = leases.LeasesController()
 
     @pecan.expose(generic=True)
     def index(self):

@@ -1,0 +1,124 @@
+"""``/v1/leases``: accelerators held by a project for a time window.
+
+``POST /v1/leases`` creates a lease for the caller's project (an admin may
+name ``project_id``) and answers 201; ``GET /v1/leases?status=&project_id=``
+lists a project's leases (a reader's or member's own project by default,
+every project's for an admin without ``project_id``); ``GET``, ``PUT`` (a
+partial lease) and ``DELETE`` (an early end, 204) act on
+``/v1/leases/{lease_id}``.
+
+The JSON schemas and body types check the shape and the JSON types; the
+LeaseEngine checks the values and says which field it refuses. Policy is
+judged against the lease's project, so a lease is read before a call on
+it is authorized (an unknown id is a 404 to anyone).
+"""
+
+import pecan
+import webob
+
+from cyquota.api import policy
+from cyquota.api import query
+from cyquota.api.schemas import lease as schema
+from cyquota.api.types import lease as types
+from cyquota.api import validation
+from cyquota import exception
+from cyquota import leases
+from cyquota.policies import leases as rules
+from cyquota.quota import validation as quota_validation
+
+
+def _answer(view):
+    return types.LeaseResponse.from_dict({'lease': view}).to_json()
+
+
+def _listed_project(context, project_id):
+    """The project whose leases the caller may list: the one named, else
+    the caller's own; None (every project) for an admin naming none.
+
+    Without project_id the empty target, which only an admin rule
+    matches, tells an admin from a project's reader or member.
+    """
+    if project_id is None:
+        try:
+            policy.authorize(context, rules.LIST, {})
+            return None
+        except exception.PolicyNotAuthorized:
+            project_id = context.project_id
+        # A caller without a project must not fall through to None,
+        # which would mean every project.
+        if not project_id:
+            raise exception.PolicyNotAuthorized(action=rules.LIST)
+    policy.authorize(context, rules.LIST, {'project_id': project_id})
+    quota_validation.project_id(project_id)
+    return project_id
+
+
+class LeaseController:
+    """``/v1/leases/{lease_id}``."""
+
+    def __init__(self, lease_id):
+        self.lease_id = lease_id
+
+    def _authorized(self, rule):
+        """The request's context and the lease's view, once ``rule``
+        allows the call on the lease's project."""
+        context = pecan.request.context
+        lease = leases.LEASES.get(context, self.lease_id)
+        policy.authorize(context, rule, {'project_id': lease['project_id']})
+        return context, lease
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        _context, lease = self._authorized(rules.SHOW)
+        return _answer(lease)
+
+    @index.when(method='PUT', template='json')
+    def put(self):
+        changes = validation.typed_body(types.UpdateRequest,
+                                        schema.PUT_LEASE).lease.to_json()
+        context, _lease = self._authorized(rules.UPDATE)
+        return _answer(leases.LEASES.update(context, self.lease_id, changes))
+
+    @index.when(method='DELETE')
+    def delete(self):
+        context, _lease = self._authorized(rules.DELETE)
+        leases.LEASES.delete(context, self.lease_id)
+        return webob.Response(status=204)
+
+
+class LeasesController:
+    """``/v1/leases``."""
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        params = query.params('project_id', 'status')
+        query.choice('status', params['status'], types.STATUSES)
+        context = pecan.request.context
+        project_id = _listed_project(context, params['project_id'])
+        found = leases.LEASES.list(context, project_id=project_id,
+                                   status=params['status'])
+        return types.LeasesResponse.from_dict({'leases': found}).to_json()
+
+    @index.when(method='POST', template='json')
+    def post(self):
+        lease = validation.typed_body(types.CreateRequest,
+                                      schema.POST_LEASE).lease.to_json()
+        project_id = lease.pop('project_id', pecan.request.context.project_id)
+        context = policy.authorized_context(rules.CREATE,
+                                            {'project_id': project_id})
+        quota_validation.project_id(project_id)
+        view = leases.LEASES.create(context, project_id, lease)
+        pecan.response.status = 201
+        return _answer(view)
+
+    @pecan.expose()
+    def _lookup(self, lease_id, *remainder):
+        return LeaseController(lease_id), remainder
