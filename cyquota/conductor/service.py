@@ -2,10 +2,12 @@
 
 The periodic tasks roll back expired reservations (``[conductor]
 expire_interval``, first run at start, so a restarted conductor catches up
-at once) and purge old finished rows (``[conductor] purge_interval``). Any
-number of conductors may run them against one database: the ledger locks
-each project's rows, so a reservation is expired exactly once, and a small
-jitter keeps the conductors from running in step.
+at once), start and end leases at their dates (``[conductor]
+lease_interval``) and purge old finished rows (``[conductor]
+purge_interval``). Any number of conductors may run them against one
+database: the ledger locks each reservation's and each lease's row, so
+each is expired, started or ended exactly once, and a small jitter keeps
+the conductors from running in step.
 """
 
 import threading
@@ -17,6 +19,7 @@ from cyquota.conductor import manager
 from cyquota.conductor import rpc
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
+from cyquota import leases
 from cyquota import quota
 
 LOG = logging.getLogger(__name__)
@@ -29,6 +32,12 @@ def _periodic_tasks():
     def expire_reservations():
         quota.QUOTAS.expire(cyquota_context.get_admin_context())
 
+    @periodics.periodic(CONF.conductor.lease_interval, run_immediately=True)
+    def start_and_end_leases():
+        context = cyquota_context.get_admin_context()
+        leases.LEASES.start_due(context)
+        leases.LEASES.end_due(context)
+
     @periodics.periodic(CONF.conductor.purge_interval)
     def purge_reservations():
         purged = quota.QUOTAS.purge(cyquota_context.get_admin_context())
@@ -36,6 +45,7 @@ def _periodic_tasks():
             LOG.info('Purged %d finished reservation row(s)', purged)
 
     return [(expire_reservations, None, None),
+            (start_and_end_leases, None, None),
             (purge_reservations, None, None)]
 
 

@@ -41,6 +41,13 @@ conductor_opts = [
              'reservations whose expiry has passed. Conductors running it '
              'at the same time never expire a reservation twice.'),
     cfg.IntOpt(
+        'lease_interval', default=10, min=1,
+        help='Seconds between two runs of the periodic task that starts '
+             'pending leases whose start_date has come and ends active '
+             'leases whose end_date has come. A lease starts or ends '
+             'within one interval of its date, exactly once with several '
+             'conductors.'),
+    cfg.IntOpt(
         'purge_interval', default=3600, min=1,
         help='Seconds between two runs of the periodic task that deletes '
              'finished reservation rows older than [quota] '
