@@ -24,6 +24,7 @@ transaction is retried) when the choice no longer fits.
 
 import collections
 import dataclasses
+import datetime
 
 import sqlalchemy as sa
 
@@ -58,6 +59,10 @@ class Want:
     amount: int
     member_of: object
     member_key: str = None
+
+
+def _isotime(value):
+    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
 
 
 def room(session, resource_class, start, end, provider_ids=None,
@@ -150,8 +155,7 @@ def choose(session, wants, start, end, exclude_lease=None):
             raise exception.NoValidAllocation(reason=(
                 'no providers have room for %s:%d from %s to %s within the '
                 'requested aggregates' % (want.resource_class, want.amount,
-                                          start.isoformat(),
-                                          end.isoformat())))
+                                          _isotime(start), _isotime(end))))
         chosen[want.key] = parts
     return chosen
 

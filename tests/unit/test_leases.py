@@ -3,9 +3,12 @@ against quota and device capacity, the promise to ordinary reserves, start
 and end by the periodic work, updates and early ends."""
 
 import datetime
+import json
 
 import pytest
 
+from cyquota.conf import CONF
+from cyquota import context
 from cyquota import exception
 from cyquota import leases
 from cyquota.quota import QUOTAS
@@ -172,3 +175,128 @@ def test_bad_input_names_the_field_and_writes_nothing(pool, ctx):
         assert invalid.value.kwargs['field'] == field
         assert invalid.value.code == 400
     assert rows('leases') == []
+
+
+# -- the usage-enforcement filters at their call points ---------------------
+
+@pytest.fixture
+def service(pool):
+    """A real policy service on 127.0.0.1 that the ExternalServiceFilter
+    asks; it allows until told otherwise."""
+    from tests import enforcement_helpers
+    recording = enforcement_helpers.RecordingService()
+    CONF.set_override('enabled_filters', ['ExternalServiceFilter'],
+                      'enforcement')
+    CONF.set_override('endpoint_url', recording.url, 'enforcement_external')
+    LEASES.reset()
+    yield recording
+    recording.stop()
+    CONF.clear_override('enabled_filters', 'enforcement')
+    CONF.clear_override('endpoint_url', 'enforcement_external')
+    LEASES.reset()
+
+
+def _sent(service, index=-1):
+    request = service.requests[index]
+    return request['path'], json.loads(request['body'])
+
+
+def test_a_refused_create_leaves_the_lease_in_error_holding_nothing(
+        service, ctx):
+    service.answer = (403, b'{"message": "No GPUs on Sundays"}')
+    member = context.RequestContext(user_id='u1', project_id='p1',
+                                    roles=['member'])
+    with pytest.raises(exception.EnforcementDenied) as denied:
+        lease(member, 2, at(1), at(2))
+    assert denied.value.code == 403
+    assert str(denied.value) == 'No GPUs on Sundays'
+    [refused] = LEASES.list(ctx, project_id='p1')
+    assert (refused['status'], refused['status_reason']) == (
+        'ERROR', 'No GPUs on Sundays')
+    assert refused['reservations'][0]['allocations'] == []
+    assert usage(ctx)['promised'] == 0
+    assert rows('lease_allocations') == []
+    path, body = _sent(service)
+    assert path == '/check-create'
+    assert set(body) == {'context', 'lease'}
+    assert body['context'] == {'user_id': 'u1', 'project_id': 'p1',
+                               'auth_url': None, 'region_name': None}
+    assert set(body['lease']) == {'name', 'start_date', 'end_date',
+                                  'reservations'}
+    assert body['lease']['start_date'] == at(1)
+    [shown] = body['lease']['reservations']
+    assert set(shown) == {'resource_type', 'amount', 'member_of',
+                          'member_key', 'allocations'}
+    assert [a['resource_provider_name'] for a in shown['allocations']] == [
+        'dev1']
+    assert set(shown['allocations'][0]) == {'id', 'resource_provider_name',
+                                            'extra'}
+    with pytest.raises(exception.LeaseConflict):
+        LEASES.update(ctx, refused['id'], {'name': 'again'})
+
+
+def test_a_refused_update_changes_nothing(service, ctx):
+    made = lease(ctx, 2, at(1), at(2))
+    service.answer = (403, b'{"message": "too long"}')
+    with pytest.raises(exception.EnforcementDenied):
+        LEASES.update(ctx, made['id'], {'end_date': at(5)})
+    assert LEASES.get(ctx, made['id']) == made
+    path, body = _sent(service)
+    assert path == '/check-update'
+    assert set(body) == {'context', 'current_lease', 'lease'}
+    assert (body['current_lease']['end_date'], body['lease']['end_date']) == (
+        at(2), at(5))
+
+
+def test_on_end_is_told_after_the_end_and_cannot_undo_it(service, ctx,
+                                                        clock):  # noqa: F811
+    early = lease(ctx, 1, 'now', at(2))
+    due = lease(ctx, 1, 'now', at(1))
+    service.answer = (500, b'broken')
+    LEASES.delete(ctx, early['id'])
+    clock.advance(3600)
+    assert LEASES.end_due(ctx) == 1
+    assert [LEASES.get(ctx, made['id'])['status']
+            for made in (early, due)] == ['ENDED', 'ENDED']
+    assert [_sent(service, i)[0] for i in (-2, -1)] == ['/on-end'] * 2
+    assert usage(ctx)['used'] == 0
+
+
+def test_exempted_projects_skip_every_filter(service, ctx):
+    service.answer = (403, b'{"message": "no"}')
+    QUOTAS.limits.set_project(ctx, 'p1', name='research')
+    CONF.set_override('exempted_projects', ['research@Default'],
+                      'enforcement')
+    LEASES.reset()
+    member = context.RequestContext(user_id='u1', project_id='p1',
+                                    roles=['member'])
+    try:
+        assert lease(member, 1, at(1), at(2))['status'] == 'PENDING'
+    finally:
+        CONF.clear_override('exempted_projects', 'enforcement')
+    assert service.requests == []
+
+
+def test_strict_two_level_trees_share_the_root_limit_over_time(pool, ctx):
+    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
+    QUOTAS.reset()
+    pool.provider('dev3', parent='cn1', inventory={'FPGA': {'total': 8}})
+    try:
+        QUOTAS.limits.set_project(ctx, 'root')
+        for child in ('a', 'b'):
+            QUOTAS.limits.set_project(ctx, child, parent_id='root')
+        lease(ctx, 3, at(1), at(2), project='a')
+        with pytest.raises(exception.OverQuota) as over:
+            lease(ctx, 2, at(1), at(2), project='b')
+        assert [(o['scope'], o['project_id']) for o in over.value.overs] == [
+            ('tree', 'root')]
+        assert lease(ctx, 2, at(2), at(3), project='b')['status'] == (
+            'PENDING')
+        tree = usage(ctx, 'b')['tree']
+        assert (tree['promised'], tree['available']) == (3, 1)
+        QUOTAS.reserve(ctx, 'b', {'FPGA': 1})
+        with pytest.raises(exception.OverQuota):
+            QUOTAS.reserve(ctx, 'b', {'FPGA': 1})
+    finally:
+        CONF.clear_override('enforcement_model', 'quota')
+        QUOTAS.reset()

@@ -27,10 +27,10 @@ _PLACEHOLDERS = [
 ]
 
 
-def walkthrough():
-    """``[(command, expected output lines)]`` of the Walkthrough section."""
+def walkthrough(title='Walkthrough'):
+    """``[(command, expected output lines)]`` of a walkthrough section."""
     text = README.read_text()
-    section = text.split('\nWalkthrough\n===========\n')[1]
+    section = text.split('\n%s\n%s\n' % (title, '=' * len(title)))[1]
     section = re.split(r'\n[^\n]+\n=+\n', section)[0]
     steps = []
     for block in re.findall(r'code-block:: console\n\n((?:   .*\n|\n)+)',
@@ -73,9 +73,10 @@ def all_in_one(tmp_path):
     assert process.wait(timeout=30) == 0
 
 
-def test_walkthrough_works_as_written(all_in_one):
+@pytest.mark.parametrize('title', ['Walkthrough', 'Lease walkthrough'])
+def test_walkthrough_works_as_written(all_in_one, title):
     directory, port = all_in_one
-    steps = walkthrough()
+    steps = walkthrough(title)
     assert len(steps) >= 8
     script = ['set -u']
     for number, (command, _) in enumerate(steps):
