@@ -114,10 +114,11 @@ def usage_show():
 
     def show(value):
         return 'unlimited' if value == -1 else value
-    print(_table(['Project', 'Resource', 'Used', 'Reserved', 'Limit',
-                  'Available'],
+    print(_table(['Project', 'Resource', 'Used', 'Reserved', 'Leased',
+                  'Promised', 'Limit', 'Available'],
                  [(r['project_id'], r['resource'], r['used'], r['reserved'],
-                   show(r['limit']), show(r['available'])) for r in rows]))
+                   r['leased'], r['promised'], show(r['limit']),
+                   show(r['available'])) for r in rows]))
     return 0
 
 

@@ -15,6 +15,7 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from cyquota.db import api as db_api
+from cyquota.db import lease_models
 from cyquota.db import placement_models
 from cyquota import exception
 from cyquota.placement import capacity
@@ -25,6 +26,7 @@ _allocations = placement_models.DeviceAllocation.__table__
 _provider_aggs = placement_models.ProviderAggregate.__table__
 _aggregates = placement_models.Aggregate.__table__
 _traits = placement_models.ProviderTrait.__table__
+_lease_allocations = placement_models.LeaseAllocation.__table__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +192,15 @@ def delete(context, uuid):
                 .limit(1)).first():
             raise exception.ResourceProviderInUse(
                 uuid=uuid, reason='Resource provider has allocations.')
-        for table in (_inventories, _provider_aggs, _traits):
+        if session.execute(sa.select(_lease_allocations.c.id).where(
+                _lease_allocations.c.resource_provider_id == provider_id,
+                _lease_allocations.c.status.in_(lease_models.LIVE))
+                .limit(1)).first():
+            raise exception.ResourceProviderInUse(
+                uuid=uuid, reason='Resource provider is promised to leases.')
+        # Ended leases' allocations on it are history that goes with it.
+        for table in (_inventories, _provider_aggs, _traits,
+                      _lease_allocations):
             session.execute(table.delete().where(
                 table.c.resource_provider_id == provider_id))
         session.execute(_rp.delete().where(_rp.c.id == provider_id))

@@ -300,3 +300,14 @@ def test_strict_two_level_trees_share_the_root_limit_over_time(pool, ctx):
     finally:
         CONF.clear_override('enforcement_model', 'quota')
         QUOTAS.reset()
+
+
+def test_a_device_promised_to_a_lease_cannot_be_deleted(pool, ctx):
+    from cyquota.placement import providers
+    made = lease(ctx, 2, at(1), at(2))
+    with pytest.raises(exception.ResourceProviderInUse):
+        providers.delete(ctx, pool.rp['dev1'])
+    LEASES.delete(ctx, made['id'])
+    providers.delete(ctx, pool.rp['dev1'])
+    assert LEASES.get(ctx, made['id'])['reservations'][0][
+        'allocations'] == []

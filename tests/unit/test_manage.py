@@ -52,8 +52,8 @@ def test_check_sync_and_usage_show(manage, ctx):
     shown = manage('usage', 'show')
     assert shown.returncode == 0
     assert _rows(shown.stdout) == [
-        ['proj-a', 'FPGA', '2', '0', '4', '2'],
-        ['proj-a', 'GPU', '1', '0', 'unlimited', 'unlimited']]
+        ['proj-a', 'FPGA', '2', '0', '0', '0', '4', '2'],
+        ['proj-a', 'GPU', '1', '0', '0', '0', 'unlimited', 'unlimited']]
 
     clean = manage('quota', 'check')
     assert (clean.returncode, clean.stdout.strip()) == (0, 'No drift.')
