@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
+from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.quota import attachments
 
@@ -33,6 +34,7 @@ _usages = models.QuotaUsage.__table__
 _reservations = models.Reservation.__table__
 _consumers = models.ConsumerUsage.__table__
 _drift = models.DriftEvent.__table__
+_leases = lease_models.Lease.__table__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,9 +146,14 @@ def find_report_drift(context, project_id=None):
     if not attachments.host_reports(context):
         return []
     reported = attachments.reported_consumer_usage(context, project_id)
+    # An active lease holds its quota as a consumer of its own, which no
+    # agent reports: agents attach the lease's devices to instances.
+    leases = sa.select(_leases.c.id).where(
+        _leases.c.status == lease_models.ACTIVE)
     held = (sa.select(_consumers.c.project_id, _consumers.c.resource,
                       _consumers.c.consumer_id, _consumers.c.used)
-            .where(_consumers.c.consumer_id != '', _consumers.c.used > 0))
+            .where(_consumers.c.consumer_id != '', _consumers.c.used > 0,
+                   _consumers.c.consumer_id.not_in(leases)))
     pending = (sa.select(_reservations.c.project_id,
                          _reservations.c.consumer_id).distinct()
                .where(_reservations.c.status == models.RESERVED,

@@ -311,3 +311,9 @@ def test_a_device_promised_to_a_lease_cannot_be_deleted(pool, ctx):
     providers.delete(ctx, pool.rp['dev1'])
     assert LEASES.get(ctx, made['id'])['reservations'][0][
         'allocations'] == []
+
+
+def test_an_active_lease_is_no_drift(pool, ctx):
+    lease(ctx, 2, 'now', at(1))
+    QUOTAS.record_report(ctx, 'host-1', [])
+    assert not QUOTAS.check_drift(ctx)
