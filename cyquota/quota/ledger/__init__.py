@@ -4,7 +4,8 @@ reservation rows, what consumers hold, and the locks that keep them right.
 One concept a module: ``statements`` (the SQL, built once), ``usage``
 (usage rows locked and written, drift events), ``consumers``, ``reserve``,
 ``settle`` (commit, rollback, expiry), ``release``, ``reads`` and
-``upkeep`` (purge, and the locked corrections that repair applies). The
+``upkeep`` (purge, and the locked corrections that repair applies) and
+``lease_holdings`` (what leases hold and promise). The
 ledger asks the enforcement model (``cyquota.quota.limits.model``) what a
 project may take and claims devices through the device hook it is given;
 it imports nothing of either.
@@ -13,10 +14,11 @@ Locking discipline, the whole of the ledger's concurrency story:
 
 * Locks are taken in one order, so transactions queue rather than
   deadlock: the reservation rows a transaction ends (commit, rollback,
-  expiry), then what the enforcement model's rule reads (under
-  strict-two-level, the ``tree_usages`` rows of the project's root), then
-  the project's ``quota_usages`` rows in resource order, then
-  ``consumer_usages`` rows. The rare deadlock or lost race to create a
+  expiry) or the lease's row a lease event changes, then what the
+  enforcement model's rule reads (under strict-two-level, the
+  ``tree_usages`` rows of the project's root), then the project's
+  ``quota_usages`` rows in resource order, then ``consumer_usages`` rows,
+  then device providers in id order. The rare deadlock or lost race to create a
   first row is retried as a whole transaction
   (``db_api.retry_on_conflict``).
 * A reservation's status changes only from ``reserved``, and only while
