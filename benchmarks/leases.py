@@ -95,8 +95,8 @@ def summary(rows):
              % (format(HISTORY[-1], ','), TARGET, HISTORY[0])]
     for row in rows:
         if 'p50' not in row:
-            lines.append('  %s: no measurement (%s)' % (row['backend'],
-                                                       row['check']))
+            lines.append('  %s: no measurement (%s)' % (
+                row['backend'], row['check']))
         elif row['case'] == _history_case(HISTORY[-1]):
             lines.append('  %s: %.2fx, %s' % (
                 row['backend'], row['ratio'],

@@ -133,3 +133,30 @@ def test_two_conductors_start_and_end_each_lease_once(backend, db_url, ctx):
     assert {a['status'] for a in _table(
         placement_models.LeaseAllocation.__tablename__)} == {
         lease_models.ENDED}
+
+
+def test_one_periodic_run_starts_and_ends_every_due_lease(backend, ctx):
+    """``start_due`` and ``end_due`` promise every due lease, as
+    ``QUOTAS.expire`` works through all its batches: with more leases due
+    than ``[quota] batch_size``, one conductor run must still start (and
+    later end) them all, not leave the rest for the next
+    ``lease_interval``."""
+    CONF.set_override('batch_size', 2, 'quota')
+    QUOTAS.limits.set_registered_limit(ctx, RESOURCE, 10)
+    tree = Tree(ctx)
+    tree.provider('cn1')
+    tree.provider('dev0', parent='cn1', inventory={RESOURCE: {'total': 10}})
+    now = datetime.datetime.now(datetime.timezone.utc)
+    start = now + datetime.timedelta(seconds=1)
+    end = start + datetime.timedelta(seconds=1)
+    for _ in range(5):
+        leases.LEASES.create(ctx, 'p1', dict(
+            start_date=start.isoformat(), end_date=end.isoformat(),
+            reservations=[{'resource_type': 'accelerator:' + RESOURCE,
+                           'amount': 1}]))
+    time.sleep(max(0.0, (start - datetime.datetime.now(
+        datetime.timezone.utc)).total_seconds()) + 0.1)
+    assert leases.LEASES.start_due(ctx) == 5
+    time.sleep(max(0.0, (end - datetime.datetime.now(
+        datetime.timezone.utc)).total_seconds()) + 0.1)
+    assert leases.LEASES.end_due(ctx) == 5
