@@ -1,0 +1,337 @@
+"""Leases benchmark: lease create latency with the usage-enforcement
+filters, and with a long history of ended leases.
+
+For every backend, in one throw-away database, one process creates leases
+through ``LEASES.create`` (one FPGA for an hour, a day ahead, on a device
+chosen by ``member_of``), each then ended and purged untimed so that every
+create meets the same books. Five cases take turns, round after round, so
+that the machine's drift touches all alike:
+
+* no filter, ``MaxLeaseDurationFilter``, and ``ExternalServiceFilter``
+  against a threaded WSGI server on 127.0.0.1 in this process that answers
+  every POST with 204 (the filter's HTTP round trip, no policy);
+* no filter, on devices and a project with 10 ENDED leases of history, and
+  with 1,000 (bulk-inserted rows). The target: within 2x, because the
+  calendar reads only live leases (``PENDING``, ``ACTIVE``).
+"""
+
+import contextlib
+import datetime
+import json
+import socketserver
+import statistics
+import threading
+import time
+import uuid as uuidlib
+from wsgiref import simple_server
+
+import sqlalchemy as sa
+
+import benchmarks
+from cyquota.conf import CONF
+from cyquota import context as cyquota_context
+from cyquota.db import api as db_api
+from cyquota.db import lease_models
+from cyquota.db import models
+from cyquota.db import placement_models
+from cyquota import leases
+from cyquota.placement import aggregates
+from cyquota.placement import inventories
+from cyquota.placement import providers
+from cyquota import quota
+
+TITLE = 'Leases: create latency with filters, and with ended history'
+COLUMNS = [
+    ('backend', 'backend', '{}'),
+    ('case', 'case', '{}'),
+    ('p50', 'p50 ms', '{:.2f}'),
+    ('p99', 'p99 ms', '{:.2f}'),
+    ('ratio', 'p50 / p50 of base', '{:.2f}'),
+    ('base', 'base', '{}'),
+    ('check', 'books after the run', '{}'),
+]
+RESOURCE = 'FPGA'
+#: History sizes of ENDED leases on the measured devices.
+HISTORY = (10, 1000)
+#: The target of p50 with 1,000 ended leases over p50 with 10.
+TARGET = 2.0
+MAX_DURATION = 7 * 24 * 3600
+NO_FILTER = 'no filter'
+MAX_LEASE = 'MaxLeaseDurationFilter'
+EXTERNAL = 'ExternalServiceFilter (204)'
+FILTER_CASES = (NO_FILTER, MAX_LEASE, EXTERNAL)
+
+
+def _history_case(size):
+    return 'history: %s ENDED leases' % format(size, ',')
+
+
+def run(args, progress):
+    """Measure every backend in ``args.backends``."""
+    creates, rounds = (5, 2) if args.quick else (25, 4)
+    rows = []
+    with _policy_service() as service:
+        for backend in args.backends:
+            progress.step('leases: %s: creating a throw-away database'
+                          % backend)
+            with benchmarks.throwaway_database(backend) as url:
+                if url is None:
+                    progress.step('leases: %s: server not reachable, '
+                                  'skipped' % backend)
+                    rows.append(dict(backend=backend, failed=True,
+                                     check='server not reachable'))
+                    continue
+                try:
+                    rows.extend(_measure(backend, service, creates, rounds,
+                                         progress))
+                finally:
+                    _configure(NO_FILTER, service)
+    return rows
+
+
+def summary(rows):
+    """Lines under the table: the history target, met or missed."""
+    lines = ['target: p50 with %s ended leases within %.0fx of %d'
+             % (format(HISTORY[-1], ','), TARGET, HISTORY[0])]
+    for row in rows:
+        if 'p50' not in row:
+            lines.append('  %s: no measurement (%s)' % (
+                row['backend'], row['check']))
+        elif row['case'] == _history_case(HISTORY[-1]):
+            lines.append('  %s: %.2fx, %s' % (
+                row['backend'], row['ratio'],
+                'target met' if row['ratio'] <= TARGET else 'MISSED'))
+    return lines
+
+
+def plot(rows, ax):
+    """p50 and p99 of each case, grouped by backend."""
+    measured = [r for r in rows if 'p50' in r]
+    labels = ['%s\n%s' % (r['backend'], r['case'].replace(' ENDED', ''))
+              for r in measured]
+    positions = range(len(measured))
+    ax.bar([p - 0.2 for p in positions], [r['p50'] for r in measured],
+           width=0.4, label='p50')
+    ax.bar([p + 0.2 for p in positions], [r['p99'] for r in measured],
+           width=0.4, label='p99')
+    ax.set_xticks(list(positions), labels, rotation=60, ha='right',
+                  fontsize=6)
+    ax.set_ylabel('lease create, ms')
+    ax.legend()
+
+
+# -- the policy service ----------------------------------------------------
+
+class _ThreadingServer(socketserver.ThreadingMixIn,
+                       simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def _policy_service():
+    """A policy service on 127.0.0.1 that allows everything (204); yields
+    ``{"url", "calls": {path: count}}``."""
+    calls = {}
+    lock = threading.Lock()
+
+    def app(environ, start_response):
+        length = int(environ.get('CONTENT_LENGTH') or 0)
+        environ['wsgi.input'].read(length)
+        with lock:
+            path = environ['PATH_INFO']
+            calls[path] = calls.get(path, 0) + 1
+        start_response('204 No Content', [])
+        return [b'']
+
+    server = simple_server.make_server(
+        '127.0.0.1', 0, app, server_class=_ThreadingServer,
+        handler_class=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield dict(url='http://127.0.0.1:%d' % server.server_port,
+                   calls=calls)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _configure(case, service):
+    """The filters of ``case``; the chain is loaded again on next use."""
+    enabled = {MAX_LEASE: ['MaxLeaseDurationFilter'],
+               EXTERNAL: ['ExternalServiceFilter']}.get(case, [])
+    if enabled:
+        CONF.set_override('enabled_filters', enabled, 'enforcement')
+        CONF.set_override('max_lease_duration', MAX_DURATION, 'enforcement')
+        CONF.set_override('endpoint_url', service['url'],
+                          'enforcement_external')
+    else:
+        for name, group in (('enabled_filters', 'enforcement'),
+                            ('max_lease_duration', 'enforcement'),
+                            ('endpoint_url', 'enforcement_external')):
+            CONF.clear_override(name, group)
+    leases.LEASES.reset()
+
+
+# -- the books ---------------------------------------------------------------
+
+def _device(ctx, name, parent, size):
+    """A device of ``size`` FPGAs in an aggregate of its own; returns
+    ``(provider id, member_of value)``."""
+    uuid = providers.create(ctx, name, parent_provider_uuid=parent).uuid
+    inventories.set_all(ctx, uuid, providers.get(ctx, uuid).generation,
+                        {RESOURCE: {'total': size}})
+    aggregate = str(uuidlib.uuid4())
+    aggregates.set_for_provider(ctx, uuid,
+                                providers.get(ctx, uuid).generation,
+                                [aggregate])
+    return providers.get(ctx, uuid).id, aggregate
+
+
+def _add_history(provider_id, project, count, start, end):
+    """``count`` ENDED leases of ``project`` on the device, in bulk, their
+    windows overlapping the measured ones (only their status leaves them
+    out of the calendar)."""
+    now = models.utcnow()
+    ids = ['%s-%08d' % (project[:27], n) for n in range(count)]
+    with db_api.get_engine().begin() as conn:
+        conn.execute(lease_models.Lease.__table__.insert(), [
+            dict(id=i, project_id=project, user_id=None, name=i,
+                 start_date=start, end_date=end, status=lease_models.ENDED,
+                 created_at=now) for i in ids])
+        conn.execute(lease_models.LeaseReservation.__table__.insert(), [
+            dict(id=i, lease_id=i, position=0, project_id=project,
+                 root_id=project, resource=RESOURCE, amount=1,
+                 member_of='[]', member_key=None, start_date=start,
+                 end_date=end, status=lease_models.ENDED, created_at=now)
+            for i in ids])
+        conn.execute(placement_models.LeaseAllocation.__table__.insert(), [
+            dict(lease_id=i, lease_reservation_id=i,
+                 resource_provider_id=provider_id, resource_class=RESOURCE,
+                 amount=1, start_date=start, end_date=end,
+                 status=lease_models.ENDED, created_at=now) for i in ids])
+
+
+def _purge(lease_id):
+    """Forget an ended lease's rows, so that the histories keep their
+    size."""
+    tables = (placement_models.LeaseAllocation.__table__,
+              lease_models.LeaseReservation.__table__)
+    with db_api.get_engine().begin() as conn:
+        for table in tables:
+            conn.execute(table.delete().where(table.c.lease_id == lease_id))
+        leases_table = lease_models.Lease.__table__
+        conn.execute(leases_table.delete().where(
+            leases_table.c.id == lease_id))
+
+
+def _count(table, **where):
+    with db_api.get_engine().connect() as conn:
+        query = sa.select(sa.func.count()).select_from(table)
+        for column, value in where.items():
+            query = query.where(table.c[column] == value)
+        return conn.execute(query).scalar()
+
+
+# -- measuring ---------------------------------------------------------------
+
+def _measure(backend, service, creates, rounds, progress):
+    ctx = cyquota_context.get_admin_context()
+    quota.QUOTAS.limits.set_registered_limit(ctx, RESOURCE, 10 ** 6)
+    host = providers.create(ctx, 'cn1').uuid
+    start = (datetime.datetime.now(datetime.timezone.utc)
+             + datetime.timedelta(days=1)).replace(microsecond=0)
+    end = start + datetime.timedelta(hours=1)
+    naive = (start.replace(tzinfo=None), end.replace(tzinfo=None))
+    progress.step('leases: %s: %s ended leases of history' % (
+        backend, ' and '.join(format(n, ',') for n in HISTORY)))
+    # Each case: its project, the member_of of its device, its filters.
+    cases = {}
+    for case in FILTER_CASES:
+        _, member_of = _device(ctx, 'dev-%s' % case.split()[0], host, 100)
+        cases[case] = ('bench-filters', member_of, case)
+    for size in HISTORY:
+        provider_id, member_of = _device(ctx, 'dev-history-%d' % size, host,
+                                         100)
+        project = 'bench-history-%d' % size
+        _add_history(provider_id, project, size, *naive)
+        cases[_history_case(size)] = (project, member_of, NO_FILTER)
+    body = dict(start_date=start.isoformat(), end_date=end.isoformat())
+    before = dict(service['calls'])
+
+    def create(project, member_of):
+        return leases.LEASES.create(ctx, project, dict(body, reservations=[
+            {'resource_type': 'accelerator:' + RESOURCE, 'amount': 1,
+             'member_of': [member_of]}]))
+
+    def forget(made):
+        leases.LEASES.delete(ctx, made['id'])
+        _purge(made['id'])
+
+    timings = {case: [] for case in cases}
+    problems = []
+    for turn in range(rounds):
+        progress.step('leases: %s: round %d of %d' % (backend, turn + 1,
+                                                      rounds))
+        for case, (project, member_of, filters) in cases.items():
+            _configure(filters, service)
+            # Untimed: loads the filter chain, warms connections and caches.
+            forget(create(project, member_of))
+            for _ in range(creates):
+                began = time.perf_counter()
+                made = create(project, member_of)
+                timings[case].append((time.perf_counter() - began) * 1000)
+                forget(made)
+                if made['status'] != lease_models.PENDING:
+                    problems.append('%s: lease %s' % (case, made['status']))
+    _configure(NO_FILTER, service)
+    problems += _check(ctx, cases, service, before,
+                       (creates + 1) * rounds)
+    rows = []
+    for case in cases:
+        times = sorted(timings[case])
+        rows.append(dict(
+            backend=backend, case=case, p50=statistics.median(times),
+            p99=times[min(len(times) - 1, int(len(times) * 0.99))]))
+    base = {r['case']: r['p50'] for r in rows}
+    for row in rows:
+        reference = (_history_case(HISTORY[0])
+                     if row['case'].startswith('history') else NO_FILTER)
+        row['base'] = reference
+        row['ratio'] = row['p50'] / base[reference]
+        row['check'] = '; '.join(problems) or 'ok'
+        row['failed'] = bool(problems)
+    return rows
+
+
+def _check(ctx, cases, service, before, made):
+    """What is wrong after the run: every project's counts back to zero,
+    no live lease left, the histories at their sizes, and the policy
+    service asked once per create (and told once per end) with its
+    filter."""
+    problems = []
+    for project in sorted({project for project, _, _ in cases.values()}):
+        usage = quota.QUOTAS.get_project_usage(ctx, project)[RESOURCE]
+        counts = tuple(usage[k] for k in ('used', 'reserved', 'leased',
+                                          'promised'))
+        if counts != (0, 0, 0, 0):
+            problems.append('%s holds %s' % (project, counts))
+    live = sum(_count(lease_models.Lease.__table__, status=status)
+               for status in lease_models.LIVE)
+    if live:
+        problems.append('%d live leases' % live)
+    for size in HISTORY:
+        found = _count(lease_models.Lease.__table__,
+                       project_id='bench-history-%d' % size)
+        if found != size:
+            problems.append('history of %d has %d leases' % (size, found))
+    asked = {path: n - before.get(path, 0)
+             for path, n in service['calls'].items()}
+    if asked != {'/check-create': made, '/on-end': made}:
+        problems.append('the policy service saw %s' % json.dumps(asked))
+    return problems
