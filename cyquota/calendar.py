@@ -6,6 +6,22 @@ one question: the most that overlapping windows hold at any single instant
 of a given span.
 """
 
+import datetime
+
+from oslo_utils import timeutils
+
+# The least time a holding lasts past now.
+_INSTANT = datetime.timedelta(microseconds=1)
+
+
+def held_until(end, active, now=None):
+    """When a lease's holding ends: its ``end``, or for an ``active`` lease
+    past it, not before ``now`` (it holds until it is ended)."""
+    if not active:
+        return end
+    now = now or timeutils.utcnow()
+    return max(end, now + _INSTANT)
+
 
 def peak(windows, start, end=None):
     """The largest sum of ``amount`` over ``windows`` (``(start, end,

@@ -247,7 +247,8 @@ class LeaseEngine:
                 raise exception.OverQuota(overs=overs)
             if row.status == lease_models.ACTIVE:
                 windows.check(conn, windows.of_lease(conn, lease_id), now,
-                              wanted.end, exclude_lease=lease_id)
+                              wanted.end, exclude_lease=lease_id,
+                              raced=False)
                 windows.reschedule(conn, lease_id, wanted.start, wanted.end)
             else:
                 windows.forget(conn, lease_id)
@@ -301,9 +302,17 @@ class LeaseEngine:
 
     @staticmethod
     def _due(context, status, column):
-        with db_api.reader(context) as session:
-            return store.due(session.connection(), status, column,
-                             models.utcnow(), CONF.quota.batch_size)
+        """The ids of leases in ``status`` whose ``column`` date has come,
+        a batch at a time; a lease handled leaves ``status``, so the next
+        batch starts after it."""
+        now = models.utcnow()
+        while True:
+            with db_api.reader(context) as session:
+                ids = store.due(session.connection(), status, column, now,
+                                CONF.quota.batch_size)
+            yield from ids
+            if len(ids) < CONF.quota.batch_size:
+                return
 
     @db_api.retry_on_conflict
     def _start(self, context, lease_id):

@@ -89,11 +89,13 @@ def room(session, resource_class, start, end, provider_ids=None,
     active = collections.Counter()
     windows = collections.defaultdict(list)
     for provider_id, lease_id, status, s, e, amount in session.execute(query):
-        if status == lease_models.ACTIVE:
+        is_active = status == lease_models.ACTIVE
+        if is_active:
             # Counted in ``used`` too, through its device allocations.
             active[provider_id] += amount
         if lease_id != exclude_lease:
-            windows[provider_id].append((s, e, amount))
+            windows[provider_id].append(
+                (s, calendar.held_until(e, is_active), amount))
     result = {}
     for (provider_id, _rc), record in records.items():
         ordinary = record.used - active[provider_id]
@@ -160,10 +162,12 @@ def choose(session, wants, start, end, exclude_lease=None):
     return chosen
 
 
-def check(session, chosen, start, end, exclude_lease=None):
+def check(session, chosen, start, end, exclude_lease=None, raced=True):
     """Lock the chosen providers (id order) and check, reading again
-    under the locks, that the choice still fits; raises AllocationRaced
-    when it does not."""
+    under the locks, that the choice still fits. When it does not:
+    AllocationRaced (the choice was read without locks: retry), or with
+    ``raced`` False (the devices are fixed, an active lease's)
+    NoValidAllocation."""
     needs = collections.Counter()
     for parts in chosen.values():
         for provider_id, rc, amount in parts:
@@ -175,7 +179,11 @@ def check(session, chosen, start, end, exclude_lease=None):
                     exclude_lease=exclude_lease, lock=True)
         for (provider_id, needed_rc), amount in needs.items():
             if needed_rc == rc and free.get(provider_id, 0) < amount:
-                raise allocations.AllocationRaced()
+                if raced:
+                    raise allocations.AllocationRaced()
+                raise exception.NoValidAllocation(reason=(
+                    'the devices of the lease have no room for %s:%d until '
+                    '%s' % (rc, amount, _isotime(end))))
 
 
 def promise(session, lease_id, chosen, start, end, status):

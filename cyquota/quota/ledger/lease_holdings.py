@@ -69,15 +69,19 @@ class LeaseHoldings:
         return [project] + self._scope.levels(resource)
 
     def _windows(self, level, resource, statuses, exclude_lease=None):
+        """``(start, end, amount)`` of the level's leases in ``statuses``;
+        an active lease past its end holds until the conductor ends it."""
         column = _calendar.c[level.calendar_key]
         query = (sa.select(_calendar.c.start_date, _calendar.c.end_date,
-                           _calendar.c.amount)
+                           _calendar.c.amount, _calendar.c.status)
                  .where(column == level.holder_id,
                         _calendar.c.resource == resource,
                         _calendar.c.status.in_(statuses)))
         if exclude_lease is not None:
             query = query.where(_calendar.c.lease_id != exclude_lease)
-        return self._conn.execute(query).all()
+        return [(s, calendar.held_until(e, status == lease_models.ACTIVE),
+                 amount)
+                for s, e, amount, status in self._conn.execute(query)]
 
     def window_overs(self, amounts, start, end, exclude_lease=None):
         """The ``overs`` entries if ``amounts`` ({resource: amount}) held
