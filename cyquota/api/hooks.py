@@ -5,9 +5,14 @@ from oslo_middleware import request_id
 import pecan
 
 from cyquota.api import errors
+from cyquota.api import validation
 from cyquota.conf import CONF
 from cyquota import context
 from cyquota import exception
+
+
+# Media types pecan would parse as a form.
+_FORMS = ('multipart/form-data', 'application/x-www-form-urlencoded')
 
 
 class ContextHook(pecan.hooks.PecanHook):
@@ -52,19 +57,24 @@ class BodyLimitHook(pecan.hooks.PecanHook):
 
 
 class MediaTypeHook(pecan.hooks.PecanHook):
-    """Refuse a request body that is not JSON (415) before routing, where
-    pecan would otherwise try to parse a form body and fail with a 500 on a
-    malformed one (multipart without a boundary, say)."""
+    """Before routing, where pecan parses a form body (and fails with a 500
+    on a malformed one, multipart without a boundary, say) or decodes a JSON
+    body: refuse a body that is not JSON, and a form media type on any
+    method, with 415; refuse JSON nested too deeply with 400."""
 
     priority = 20
 
     def on_route(self, state):
         request = state.request
-        if (request.method in ('POST', 'PUT', 'PATCH')
+        if request.content_type in _FORMS or (
+                request.method in ('POST', 'PUT', 'PATCH')
                 and request.content_length
                 and request.content_type != 'application/json'):
             raise exception.UnsupportedMediaType(
                 media_type=request.content_type or 'None')
+        if request.content_type == 'application/json' and \
+                request.content_length:
+            validation.check_depth(request.body)
 
 
 class ErrorHook(pecan.hooks.PecanHook):

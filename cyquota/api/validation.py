@@ -6,7 +6,9 @@ WSME's converters coerce (``"1"`` and ``true`` become ``1``, ``1.5`` becomes
 comes first, and every error names the offending field.
 """
 
+import itertools
 import json
+import re
 
 import jsonschema
 from oslo_utils import uuidutils
@@ -18,6 +20,35 @@ from cyquota import exception
 
 _FORMATS = jsonschema.FormatChecker()
 _FORMATS.checks('uuid')(uuidutils.is_uuid_like)
+
+#: How deeply JSON may nest; the API's bodies need a handful of levels.
+MAX_DEPTH = 32
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def check_depth(body):
+    """Refuse (400) JSON nested deeper than ``MAX_DEPTH`` before anything
+    decodes it: a decoder recurses once a level, and a body of 10,000
+    brackets would exhaust the stack."""
+    text = body.decode('utf-8', 'replace') if isinstance(body, bytes) \
+        else body
+    steps = (1 if c in '[{' else -1 for c in _STRINGS.sub('', text)
+             if c in '[]{}')
+    if max(itertools.accumulate(steps), default=0) > MAX_DEPTH:
+        raise exception.InvalidBody(
+            detail='Malformed JSON: nested deeper than %d levels'
+                   % MAX_DEPTH)
+
+
+def _pairs(pairs):
+    """An object of ``pairs``, refusing a key given twice (JSON allows it,
+    and the last would silently win)."""
+    result = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError('duplicate key %r' % key)
+        result[key] = value
+    return result
 
 
 def _refuse_constant(name):
@@ -40,7 +71,8 @@ def json_body(schema):
         raise exception.UnsupportedMediaType(
             media_type=request.content_type or 'None')
     try:
-        data = json.loads(request.body, parse_constant=_refuse_constant)
+        data = json.loads(request.body, parse_constant=_refuse_constant,
+                          object_pairs_hook=_pairs)
     except (ValueError, RecursionError) as error:
         raise exception.InvalidBody(detail='Malformed JSON: %s' % error)
     try:

@@ -77,3 +77,48 @@ def test_a_malformed_form_body_is_a_415_not_a_500(sqlite_db):
     assert response.status_int == 415
     assert response.json['errors'][0]['code'] == \
         'cyquota.unsupported_media_type'
+
+
+_ADMIN = {'X-Roles': 'admin', 'X-Project-Id': 'p1'}
+_JSON = dict(_ADMIN, **{'Content-Type': 'application/json'})
+
+
+def _error(response):
+    [error] = response.json['errors']
+    return error['code'], error['detail']
+
+
+def test_deeply_nested_json_is_refused_before_it_is_decoded(sqlite_db):
+    api = webtest.TestApp(app.setup_app())
+    deep = '[' * 10000 + ']' * 10000
+    for path in ('/v1/reservations', '/v1/leases'):
+        response = api.post(path, deep, headers=_JSON, status=400)
+        assert _error(response) == (
+            'cyquota.invalid_body',
+            'Malformed JSON: nested deeper than 32 levels')
+    # Brackets inside strings are not nesting.
+    api.post('/v1/reservations', '{"project_id": "p1", "deltas": '
+             '{"FPGA": 1}, "request_id": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['
+             '[[[["}', headers=_JSON, status=201)
+
+
+def test_a_form_media_type_is_refused_on_every_method(sqlite_db):
+    api = webtest.TestApp(app.setup_app())
+    form = dict(_ADMIN, **{'Content-Type': 'multipart/form-data'})
+    for path in ('/v1/limits/p1/FPGA',
+                 '/v1/resource_providers/00000000-0000-0000-0000-000000000000',
+                 '/v1/aggregates/00000000-0000-0000-0000-000000000000',
+                 '/v1/leases/00000000-0000-0000-0000-000000000000'):
+        response = api.delete(path, headers=form, status=415)
+        assert _error(response)[0] == 'cyquota.unsupported_media_type'
+
+
+def test_a_key_given_twice_is_refused_and_named(sqlite_db):
+    api = webtest.TestApp(app.setup_app())
+    response = api.post(
+        '/v1/reservations', '{"project_id": "a", "project_id": "b", '
+        '"deltas": {"FPGA": 1}}', headers=_JSON, status=400)
+    assert _error(response) == ('cyquota.invalid_body',
+                                "Malformed JSON: duplicate key 'project_id'")
+    usage = api.get('/v1/quota_usages/b', headers=_ADMIN).json
+    assert usage['quota_usage']['resources']['FPGA']['reserved'] == 0
