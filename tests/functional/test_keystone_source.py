@@ -226,6 +226,9 @@ def test_flat(keystone, tmp_path, ctx):
     fresh_database(tmp_path)
     use_keystone(admin)
     assert quota.QUOTAS.driver.model.name == 'flat'
+    # What usage-enforcement exemptions by name@domain match.
+    assert quota.QUOTAS.limits.project_names(ctx, admin.ids['P']) == {
+        'P{0}@dom{0}'.format(admin.suffix)}
     on_keystone = Run(ctx, admin.ids)
     flat_steps(on_keystone)
 

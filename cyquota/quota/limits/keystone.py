@@ -160,6 +160,15 @@ class KeystoneLimitSource(source.LimitSource):
         key = 'project:' + project_id
         return self._fetch([key])[key]['parent_id']
 
+    def project_names(self, context, project_id):
+        """``{"<project name>@<domain name>"}`` as Keystone names them."""
+        def names():
+            connection = self._limits.connection
+            project = connection.get_project(project_id)
+            domain = connection.get_domain(project.domain_id)
+            return {'%s@%s' % (project.name, domain.name)}
+        return self._call(names)
+
     def get_children(self, context, project_id):
         return self._call(lambda: [
             project.id for project in
