@@ -40,6 +40,23 @@ def check_depth(body):
                    % MAX_DEPTH)
 
 
+# {id(schema): (schema, validator)}: checking a schema against its
+# metaschema costs a hundred times what checking a body does, so each
+# schema is checked and compiled once.
+_VALIDATORS = {}
+
+
+def _validator(schema):
+    """The validator of ``schema`` (a module-level constant)."""
+    found = _VALIDATORS.get(id(schema))
+    if found is None or found[0] is not schema:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        found = _VALIDATORS[id(schema)] = (
+            schema, cls(schema, format_checker=_FORMATS))
+    return found[1]
+
+
 def _pairs(pairs):
     """An object of ``pairs``, refusing a key given twice (JSON allows it,
     and the last would silently win)."""
@@ -75,9 +92,9 @@ def json_body(schema):
                           object_pairs_hook=_pairs)
     except (ValueError, RecursionError) as error:
         raise exception.InvalidBody(detail='Malformed JSON: %s' % error)
-    try:
-        jsonschema.validate(data, schema, format_checker=_FORMATS)
-    except jsonschema.ValidationError as error:
+    error = jsonschema.exceptions.best_match(
+        _validator(schema).iter_errors(data))
+    if error is not None:
         raise exception.InvalidBody(detail='JSON does not validate: %s%s' % (
             error.message, _where(error)))
     return data
