@@ -17,6 +17,7 @@ from oslo_log import log as logging
 from cyquota.cmd import api as api_cmd
 from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
+from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import enforcement
 from cyquota import service
@@ -47,7 +48,7 @@ def main(argv=None):
         if CONF[name] is not None:
             CONF.set_override(name, CONF[name], 'api')
     migration.upgrade()
-    LOG.info('Database %s at revision(s) %s', CONF.database.connection,
+    LOG.info('Database %s at revision(s) %s', db_api.shown_url(),
              ', '.join(migration.version()))
     conductor = conductor_service.ConductorService()
     conductor.start()

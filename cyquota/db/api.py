@@ -12,6 +12,7 @@ from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import engines as oslo_db_engines
+from sqlalchemy import engine as sa_engine
 from sqlalchemy import event
 from sqlalchemy import pool as sa_pool
 
@@ -110,6 +111,13 @@ def reset():
     if manager is not None:
         with contextlib.suppress(Exception):
             manager.writer.get_engine().dispose()
+
+
+def shown_url(url=None):
+    """The database URL (default ``[database] connection``) with its
+    password masked, to log or print."""
+    return sa_engine.make_url(url or CONF.database.connection
+                              ).render_as_string(hide_password=True)
 
 
 def get_engine():
