@@ -94,6 +94,23 @@ def free_port():
         return sock.getsockname()[1]
 
 
+def wait_until_serving(url, process, timeout=60):
+    """Return once ``GET {url}/`` answers; RuntimeError when ``process``
+    exits first or nothing answers within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError('the service exited with %d'
+                               % process.returncode)
+        try:
+            if requests.get(url + '/', timeout=2).ok:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError('nothing answered on %s within %d s' % (url, timeout))
+
+
 class ApiServer:
     """``cyquota-api --config-file <its own>`` on 127.0.0.1: a
     configuration file of its own, a free port, its log in a file; started
@@ -135,20 +152,14 @@ class ApiServer:
              str(self.config_file)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=dict(os.environ, PYTHONWARNINGS='ignore'))
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError('cyquota-api exited with %d: %s' % (
-                    self.process.returncode, self.process.stderr.read()
-                    .decode(errors='replace')[-3000:]))
-            try:
-                if requests.get(self.url + '/', timeout=2).ok:
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError('cyquota-api did not answer on %s' % self.url)
+        try:
+            wait_until_serving(self.url, self.process, timeout)
+        except RuntimeError as error:
+            self.stop()
+            raise RuntimeError('cyquota-api: %s: %s' % (
+                error, self.process.stderr.read()
+                .decode(errors='replace')[-3000:]))
+        return self
 
     def stop(self, timeout=30):
         """SIGTERM, then wait; returns the exit status."""

@@ -1,14 +1,12 @@
 """cyquota-all-in-one never writes the database password to its log."""
 
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
-import requests
 import sqlalchemy as sa
 
+from benchmarks import support
 from cyquota.db import api as db_api
 
 
@@ -22,9 +20,7 @@ def test_the_database_password_is_masked(db_url, tmp_path):
     config = tmp_path / 'cyquota.conf'
     config.write_text('[database]\nconnection = %s\n'
                       % url.render_as_string(hide_password=False))
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        port = sock.getsockname()[1]
+    port = support.free_port()
     log = tmp_path / 'all-in-one.log'
     with open(log, 'w') as out:
         process = subprocess.Popen(
@@ -32,15 +28,7 @@ def test_the_database_password_is_masked(db_url, tmp_path):
              str(config), '--port', str(port)], cwd=tmp_path, stdout=out,
             stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get('http://127.0.0.1:%d/' % port, timeout=1)
-                break
-            except requests.ConnectionError:
-                assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, 'no answer within 60 s'
-                time.sleep(0.2)
+        support.wait_until_serving('http://127.0.0.1:%d' % port, process)
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -10,13 +10,12 @@ ids.
 import os
 import pathlib
 import re
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
-import requests
+
+from benchmarks import support
 
 README = pathlib.Path(__file__).resolve().parents[2] / 'README.rst'
 _PLACEHOLDERS = [
@@ -52,22 +51,12 @@ def _normal(text):
 
 @pytest.fixture
 def all_in_one(tmp_path):
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        port = sock.getsockname()[1]
+    port = support.free_port()
     process = subprocess.Popen(
         [sys.executable, '-m', 'cyquota.cmd.all_in_one', '--port',
          str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            requests.get('http://127.0.0.1:%d/' % port, timeout=1)
-            break
-        except requests.ConnectionError:
-            assert process.poll() is None, 'cyquota-all-in-one exited'
-            assert time.monotonic() < deadline, 'no answer within 60 s'
-            time.sleep(0.2)
+    support.wait_until_serving('http://127.0.0.1:%d' % port, process)
     yield tmp_path, port
     process.terminate()
     assert process.wait(timeout=30) == 0
