@@ -14,6 +14,14 @@ from oslo_utils import timeutils
 _INSTANT = datetime.timedelta(microseconds=1)
 
 
+def isotime(value):
+    """A naive UTC datetime as ISO 8601 with its offset, as the API writes
+    dates; None stays None."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
+
+
 def held_until(end, active, now=None):
     """When a lease's holding ends: its ``end``, or for an ``active`` lease
     past it, not before ``now`` (it holds until it is ended)."""

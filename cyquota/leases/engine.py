@@ -267,13 +267,7 @@ class LeaseEngine:
     def delete(self, context, lease_id):
         """End a PENDING or ACTIVE lease now; it stays readable as ENDED.
         LeaseConflict (409) for an ENDED or ERROR one."""
-        document = self._end(context, lease_id, (lease_models.PENDING,
-                                                 lease_models.ACTIVE))
-        if document is None:
-            with db_api.reader(context) as session:
-                status = store.read(session.connection(), lease_id).status
-            raise exception.LeaseConflict(action='end', lease_id=lease_id,
-                                          status=status)
+        document, _row = self._end(context, lease_id)
         self.chain.on_end(context, document, lease_id=lease_id)
 
     def start_due(self, context):
@@ -290,12 +284,9 @@ class LeaseEngine:
         Exactly once with several conductors."""
         ended = 0
         for lease_id in self._due(context, lease_models.ACTIVE, 'end_date'):
-            document = self._end(context, lease_id, (lease_models.ACTIVE,),
-                                 due=True)
+            document, row = self._end(context, lease_id, due=True)
             if document is not None:
                 ended += 1
-                with db_api.reader(context) as session:
-                    row = store.read(session.connection(), lease_id)
                 self.chain.on_end(_lease_context(row), document,
                                   lease_id=lease_id)
         return ended
@@ -334,14 +325,20 @@ class LeaseEngine:
         return 1
 
     @db_api.retry_on_conflict
-    def _end(self, context, lease_id, statuses, due=False):
-        """End the lease if it is in ``statuses`` (and, ``due``, its end
-        has come); returns its filters' document, else None."""
+    def _end(self, context, lease_id, due=False):
+        """End the lease now; returns its filters' document and its row.
+        ``due``: the periodic end, of an ACTIVE lease whose end has come,
+        else ``(None, row)``; otherwise an ENDED or ERROR lease is a
+        LeaseConflict."""
         now = models.utcnow()
         with db_api.writer_connection(context) as conn:
             row = store.lock(conn, lease_id)
-            if row.status not in statuses or (due and row.end_date > now):
-                return None
+            if due and (row.status != lease_models.ACTIVE
+                        or row.end_date > now):
+                return None, row
+            if row.status in _FINAL:
+                raise exception.LeaseConflict(action='end', lease_id=lease_id,
+                                              status=row.status)
             wanted = store.request_of(conn, row)
             document = self._payload(conn, wanted, lease_id=lease_id)
             amounts = _amounts(wanted)
@@ -355,4 +352,4 @@ class LeaseEngine:
             holdings.refresh(list(amounts), now)
             holdings.write()
         LOG.info('Lease %s of project %s ended', lease_id, row.project_id)
-        return document
+        return document, row

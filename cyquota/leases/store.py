@@ -1,10 +1,10 @@
 """Lease rows: written and read back as the views the API answers."""
 
-import datetime
 import json
 
 import sqlalchemy as sa
 
+from cyquota import calendar
 from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota import exception
@@ -14,13 +14,6 @@ from cyquota.placement import windows
 
 _leases = lease_models.Lease.__table__
 _reservations = lease_models.LeaseReservation.__table__
-
-
-def isotime(value):
-    """A naive UTC datetime as ISO 8601 with its offset; None stays."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
 
 
 def insert(conn, lease_id, project_id, user_id, wanted, status, root_ids,
@@ -132,11 +125,12 @@ def view(conn, row):
     allocations = allocations_view(conn, windows.of_lease(conn, row.id))
     return {
         'id': row.id, 'name': row.name, 'project_id': row.project_id,
-        'user_id': row.user_id, 'start_date': isotime(row.start_date),
-        'end_date': isotime(row.end_date), 'status': row.status,
+        'user_id': row.user_id,
+        'start_date': calendar.isotime(row.start_date),
+        'end_date': calendar.isotime(row.end_date), 'status': row.status,
         'status_reason': row.status_reason,
-        'created_at': isotime(row.created_at),
-        'updated_at': isotime(row.updated_at),
+        'created_at': calendar.isotime(row.created_at),
+        'updated_at': calendar.isotime(row.updated_at),
         'reservations': [
             {'id': r.id, 'resource_type': r.resource_type,
              'amount': r.amount, 'member_of': r.member_of,

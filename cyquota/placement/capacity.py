@@ -54,13 +54,16 @@ class Capacity:
                 and self.used + self.promised + amount <= self.capacity)
 
 
-def load(session, provider_ids=None, resource_classes=None, lock=False):
+def load(session, provider_ids=None, resource_classes=None, lock=False,
+         promised=True):
     """``{(provider_id, resource_class): Capacity}`` for the inventories of
     ``provider_ids`` (default all) in ``resource_classes`` (default all).
 
     :param lock: read with shared locks, so that (under MySQL's REPEATABLE
         READ too) the rows read are the latest committed ones; used after
         the providers themselves are locked.
+    :param promised: also read the pending lease allocations' peaks
+        (``Capacity.promised``); a window's room counts leases itself.
     """
     inv_query = sa.select(
         _inventories.c.resource_provider_id.label('provider_id'),
@@ -102,9 +105,11 @@ def load(session, provider_ids=None, resource_classes=None, lock=False):
                    used=used.get((row.provider_id, row.resource_class), 0),
                    **row._mapping)
                for row in session.execute(inv_query)}
-    promised = pending_peaks(session, {key[0] for key in records})
-    return {key: dataclasses.replace(record, promised=promised.get(key, 0))
-            if key in promised else record
+    if not promised:
+        return records
+    peaks = pending_peaks(session, {key[0] for key in records})
+    return {key: dataclasses.replace(record, promised=peaks[key])
+            if key in peaks else record
             for key, record in records.items()}
 
 

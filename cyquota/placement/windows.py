@@ -24,7 +24,6 @@ transaction is retried) when the choice no longer fits.
 
 import collections
 import dataclasses
-import datetime
 
 import sqlalchemy as sa
 
@@ -61,17 +60,21 @@ class Want:
     member_key: str = None
 
 
-def _isotime(value):
-    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
-
-
 def room(session, resource_class, start, end, provider_ids=None,
          exclude_lease=None, lock=False):
     """``{provider_id: amount}`` each provider can still promise of
     ``resource_class`` over ``[start, end)``, leaving out
     ``exclude_lease``'s own lease allocations."""
     records = capacity.load(session, provider_ids=provider_ids,
-                            resource_classes=[resource_class], lock=lock)
+                            resource_classes=[resource_class], lock=lock,
+                            promised=False)
+    return _room(session, records, resource_class, start, end,
+                 exclude_lease, lock)
+
+
+def _room(session, records, resource_class, start, end, exclude_lease,
+          lock):
+    """``room`` of the inventory ``records`` already read."""
     ids = sorted(provider_id for provider_id, _rc in records)
     if not ids:
         return {}
@@ -137,10 +140,10 @@ def choose(session, wants, start, end, exclude_lease=None):
     taken = collections.Counter()
     chosen = {}
     for want in wants:
-        free = room(session, want.resource_class, start, end,
-                    exclude_lease=exclude_lease)
-        limits = capacity.load(session, provider_ids=list(free),
-                               resource_classes=[want.resource_class])
+        limits = capacity.load(session, resource_classes=[
+            want.resource_class], promised=False)
+        free = _room(session, limits, want.resource_class, start, end,
+                     exclude_lease, lock=False)
         left = want.amount
         parts = []
         for provider_id in _eligible(session, want, free):
@@ -157,7 +160,8 @@ def choose(session, wants, start, end, exclude_lease=None):
             raise exception.NoValidAllocation(reason=(
                 'no providers have room for %s:%d from %s to %s within the '
                 'requested aggregates' % (want.resource_class, want.amount,
-                                          _isotime(start), _isotime(end))))
+                                          calendar.isotime(start),
+                                          calendar.isotime(end))))
         chosen[want.key] = parts
     return chosen
 
@@ -183,7 +187,7 @@ def check(session, chosen, start, end, exclude_lease=None, raced=True):
                     raise allocations.AllocationRaced()
                 raise exception.NoValidAllocation(reason=(
                     'the devices of the lease have no room for %s:%d until '
-                    '%s' % (rc, amount, _isotime(end))))
+                    '%s' % (rc, amount, calendar.isotime(end))))
 
 
 def promise(session, lease_id, chosen, start, end, status):
