@@ -1,8 +1,9 @@
 """``python -m benchmarks [--only ledger,...] [--quick] [--out DIR]``:
-run the benchmarks, print their tables, write results.json and
-results.png."""
+run the benchmarks, print their tables and write the run's report:
+``report.md`` with a PNG per benchmark, and ``results.json``."""
 
 import argparse
+import datetime
 import importlib
 import os
 import sys
@@ -10,10 +11,11 @@ import sys
 from benchmarks import report
 
 #: The benchmark modules, ``benchmarks.<name>``, in the order they run.
-BENCHMARKS = ('ledger', 'rpc', 'tree', 'rest', 'leases')
+BENCHMARKS = ('ledger', 'rpc', 'tree', 'rest', 'leases', 'load')
 BACKENDS = ('sqlite', 'postgresql', 'mysql')
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                           'results')
+DEFAULT_OUT = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'doc',
+    'benchmarks')
 
 
 def _choices(known):
@@ -31,8 +33,8 @@ def _choices(known):
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog='python -m benchmarks',
-        description='Measure cyquota. Results go to '
-                    'OUT/results.json and OUT/results.png.')
+        description='Measure cyquota. The report goes to OUT/report.md '
+                    '(with OUT/<benchmark>.png) and OUT/results.json.')
     parser.add_argument('--only', type=_choices(BENCHMARKS),
                         default=list(BENCHMARKS),
                         help='benchmarks to run, comma-separated (default: '
@@ -52,30 +54,39 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    document = {
+        'created': datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec='seconds'),
+        'machine': report.describe_machine(),
+        'options': {'only': args.only, 'backends': args.backends,
+                    'quick': args.quick,
+                    'argv': sys.argv[1:] if argv is None else list(argv)},
+        'benchmarks': {}}
     progress = report.Progress()
-    results, panels, tables, failed = {}, [], [], False
+    sections, tables, failed = [], [], False
     for name in args.only:
         module = importlib.import_module('benchmarks.' + name)
         progress.step('%s: starting' % name)
         rows = module.run(args, progress)
-        results[name] = {'title': module.TITLE,
-                         'columns': [key for key, _, _ in module.COLUMNS],
-                         'rows': rows}
-        panels.append((module.TITLE,
-                       lambda ax, module=module, rows=rows:
-                       module.plot(rows, ax)))
+        document['benchmarks'][name] = {
+            'title': module.TITLE,
+            'columns': [key for key, _, _ in module.COLUMNS], 'rows': rows}
+        figure = name + '.png'
+        report.write_figure(os.path.join(args.out, figure), module.TITLE,
+                            lambda ax, module=module, rows=rows:
+                            module.plot(rows, ax))
+        table = report.format_table(module.TITLE, module.COLUMNS, rows)
         summary = getattr(module, 'summary', lambda rows: [])(rows)
-        tables.append('\n'.join(
-            [report.format_table(module.TITLE, module.COLUMNS, rows)]
-            + summary))
+        sections.append((module.TITLE, figure, table, summary))
+        tables.append('\n'.join([table] + summary))
         failed = failed or any(row.get('failed') for row in rows)
+    document['machine_after'] = report.describe_machine()
     json_path = os.path.join(args.out, 'results.json')
-    png_path = os.path.join(args.out, 'results.png')
-    report.write_json(json_path, {'only': args.only,
-                                  'backends': args.backends,
-                                  'quick': args.quick}, results)
-    report.write_plot(png_path, panels)
-    progress.step('wrote %s and %s' % (json_path, png_path))
+    markdown_path = os.path.join(args.out, 'report.md')
+    report.write_json(json_path, document)
+    report.write_markdown(markdown_path, document, sections)
+    progress.step('wrote %s, %s and a PNG per benchmark'
+                  % (markdown_path, json_path))
     print('\n\n'.join(tables))
     return 1 if failed else 0
 

@@ -1,7 +1,7 @@
 """What every benchmark shares: progress on stderr, the results table,
-``results.json`` and the PNG plot."""
+and the run's report: ``results.json``, a PNG per benchmark and
+``report.md``."""
 
-import datetime
 import json
 import os
 import platform
@@ -45,37 +45,88 @@ def format_table(title, columns, rows):
                      + [line(r) for r in cells] + [rule])
 
 
-def write_json(path, options, results):
-    """Write ``results`` ({benchmark name: {title, columns, rows}}) with the
-    run's options and a description of the machine."""
-    document = {
-        'created': datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        'machine': {'cpus': os.cpu_count(),
-                    'python': platform.python_version(),
-                    'platform': platform.platform()},
-        'options': options,
-        'benchmarks': results,
-    }
+def _cpu_model():
+    try:
+        with open('/proc/cpuinfo') as stream:
+            for line in stream:
+                if line.startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gib():
+    try:
+        return round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+                     / 2 ** 30, 1)
+    except (ValueError, OSError):
+        return None
+
+
+def describe_machine():
+    """What the numbers were measured on: CPU, memory, load, software."""
+    return {'cpu': _cpu_model(), 'cpus': os.cpu_count(),
+            'memory_gib': _memory_gib(),
+            'load_average': [round(x, 2) for x in os.getloadavg()],
+            'python': platform.python_version(),
+            'platform': platform.platform()}
+
+
+def write_json(path, document):
+    """Write the run's ``document`` (options, machine, results)."""
     with open(path, 'w') as stream:
         json.dump(document, stream, indent=2, default=str)
         stream.write('\n')
 
 
-def write_plot(path, panels):
-    """One PNG with a panel per benchmark: ``panels`` is a list of
-    ``(title, draw)`` where ``draw(ax)`` fills a matplotlib Axes."""
+def write_figure(path, title, draw):
+    """One benchmark's PNG: ``draw(ax)`` fills a matplotlib Axes."""
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot
 
-    figure, axes = pyplot.subplots(len(panels), 1, squeeze=False,
-                                   figsize=(9, 4.5 * len(panels)))
-    for ax, (title, draw) in zip(axes[:, 0], panels):
-        ax.set_title(title)
-        draw(ax)
+    figure, ax = pyplot.subplots(figsize=(9, 4.5))
+    ax.set_title(title, fontsize=9)
+    draw(ax)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     pyplot.close(figure)
+
+
+def write_markdown(path, document, sections):
+    """The run's report: date, options and machine, then for each
+    benchmark its figure, its table and its summary lines. ``sections`` is
+    ``[(title, figure file name, table text, summary lines), ...]``."""
+    machine = document['machine']
+    options = document['options']
+    lines = ['# cyquota benchmarks', '',
+             'Written by `python -m benchmarks` on %s.' % document['created'],
+             '']
+    if options['quick']:
+        lines += ['**A `--quick` run: a smoke test of the benchmarks, not a '
+                  'measurement. Do not read these numbers.**', '']
+    lines += [
+        'Each figure stands beside its reference measured in the same run '
+        '(the ratio columns); on a shared machine absolute numbers drift, '
+        'ratios from one run hold. `benchmarks/README.rst` says what each '
+        'benchmark measures.', '',
+        '## Machine', '',
+        '* CPU: %s, %s cores' % (machine['cpu'], machine['cpus']),
+        '* memory: %s GiB' % machine['memory_gib'],
+        '* load average (1, 5, 15 min) at the start: %s; at the end: %s' % (
+            ', '.join(map(str, machine['load_average'])),
+            ', '.join(map(str, document['machine_after']['load_average']))),
+        '* Python %s on %s' % (machine['python'], machine['platform']),
+        '* options: `%s`' % ' '.join(options['argv']) if options['argv']
+        else '* options: none (every benchmark, every database)', '']
+    for title, figure, table, summary in sections:
+        lines += ['## %s' % title, '', '![%s](%s)' % (title, figure), '',
+                  '```', table, '```', '']
+        lines += ['* %s' % line for line in summary]
+        lines += [''] if summary else []
+    with open(path, 'w') as stream:
+        stream.write('\n'.join(lines))
 
 
 def percentile_ms(latencies, fraction):

@@ -1,18 +1,30 @@
-"""REST benchmark: ``GET /v1/quota_usages/{id}`` latency
-under a steady request rate against a real ``cyquota-api`` process, next
-to the trivial ``GET /`` (the version document: no policy, no database)
-at the same rate, in the same run.
+"""REST benchmark: what the API adds to the engine, and how much load it
+holds with one and two worker processes.
 
 For every backend (a SQLite file, and throw-away PostgreSQL and MariaDB
 databases) a ``cyquota-api`` process is started from its console script
 (waitress, ``[api] threads`` default, noauth, its request log in a file),
-and a project is given a limit and some usage over HTTP. The load is
-open-loop: request ``i`` is due at ``start + i / rate`` whatever happened
-to the others, sent by one of a pool of client threads, and its latency is
-counted from when it was due, so a server that falls behind shows it in
-p99 instead of slowing the load down (no coordinated omission).
+and a project is given a limit and some usage over HTTP.
+
+Latency, one keep-alive client, one request at a time: ``GET /`` (the
+version document: no policy, no database), ``GET /v1/quota_usages/{id}``
+and ``POST /v1/reservations`` (one GPU for a project of its own), beside
+the engine calls they make, ``QUOTAS.get_usage_document`` and
+``QUOTAS.reserve``, in this process on the same database.
+
+Load: ``GET /v1/quota_usages/{id}`` at rising offered rates from a load
+generator in a second process, against ``cyquota-api`` with 1 and then
+``--workers 2``. The load is open-loop: request ``i`` is due at ``start +
+i / rate`` whatever happened to the others, sent by one of a pool of
+client threads, and its latency is counted from when it was due, so a
+server that falls behind shows it in p99 instead of slowing the load down
+(no coordinated omission). A rate is held when every answer is right, the
+achieved rate is within 5% of the offered one and p99 is under 50 ms; the
+first rate not held ends the climb, so the run is bounded.
 """
 
+import concurrent.futures
+import multiprocessing
 import shutil
 import tempfile
 import threading
@@ -22,98 +34,95 @@ import requests
 
 from benchmarks import report
 from benchmarks import support
+from cyquota import context as cyquota_context
+from cyquota import quota
 
-TITLE = ('REST: GET /v1/quota_usages/{id} under a steady request rate, next '
-         'to GET /')
+TITLE = ('REST: one client beside the engine calls; GET /v1/quota_usages/'
+         '{id} load with 1 and 2 workers')
 COLUMNS = [
     ('request', 'request', '{}'),
     ('backend', 'database', '{}'),
-    ('rate', 'target req/s', '{:.0f}'),
+    ('workers', 'workers', '{}'),
+    ('rate', 'offered req/s', '{:.0f}'),
     ('achieved', 'achieved req/s', '{:.0f}'),
     ('requests', 'requests', '{}'),
     ('p50', 'p50 ms', '{:.2f}'),
     ('p99', 'p99 ms', '{:.2f}'),
-    ('p50_ratio', 'p50/GET / p50', '{:.2f}'),
-    ('p99_ratio', 'p99/GET / p99', '{:.2f}'),
     ('check', 'check', '{}'),
 ]
-RATES = (50, 100, 200)
 ROOT = 'GET /'
 USAGE = 'GET /v1/quota_usages/{id}'
+RESERVE = 'POST /v1/reservations'
+DIRECT_USAGE = 'QUOTAS.get_usage_document'
+DIRECT_RESERVE = 'QUOTAS.reserve'
+#: Offered rates of the load, climbed until one is not held.
+RATES = (100, 200, 250, 300, 400, 500)
+WORKERS = (1, 2)
+#: What "held" allows at most.
+HELD_P99_MS = 50
 PROJECT = 'bench-project'
+RESERVING_PROJECT = 'bench-reserving'
 SENDERS = 16
 HEADERS = {'X-Project-Id': 'bench-admin', 'X-Roles': 'admin'}
 #: What the seeded project's FPGA usage must read.
-EXPECTED = {'used': 3, 'reserved': 2, 'limit': 8, 'available': 3}
+EXPECTED = {'used': 3, 'reserved': 2, 'limit': 8, 'leased': 0, 'promised': 0,
+            'available': 3}
 
 
 def run(args, progress):
     """Measure every backend in ``args.backends``."""
-    seconds = 0.5 if args.quick else 4.0
+    calls = 30 if args.quick else 500
+    seconds = 0.5 if args.quick else 3.0
     rows = []
-    for backend in args.backends:
-        progress.step('rest: %s: starting cyquota-api' % backend)
-        try:
-            server, drop = _server(backend)
-        except Exception as error:  # any driver or start-up error
-            rows.append(dict(request=USAGE, backend=backend, failed=True,
-                             check='not started: %s' % str(error)[:60]))
-            continue
-        try:
-            with server:
-                _seed(server.url)
-                rows.extend(_measure(server.url, backend, seconds,
-                                     progress))
-        finally:
-            server.stop()
-            shutil.rmtree(server.directory, ignore_errors=True)
-            if drop is not None:
-                support.drop_database(drop)
+    # The load generator: a second process, started once.
+    with concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context('spawn')) as load:
+        for backend in args.backends:
+            rows.extend(_backend(backend, calls, seconds, load, progress))
     return rows
 
 
-def summary(rows):
-    """What the usage read adds to a bare request at each rate."""
-    lines = []
-    by_key = {(r.get('request'), r.get('backend'), r.get('rate')): r
-              for r in rows if 'p50' in r}
-    for (request, backend, rate), row in sorted(by_key.items()):
-        root = by_key.get((ROOT, backend, rate))
-        if request == USAGE and root is not None:
-            lines.append(
-                '%s, %d req/s: usage p50 %.2f ms = GET / %.2f ms + %.2f ms; '
-                'p99 %.2f ms (GET / %.2f ms)' % (
-                    backend, rate, row['p50'], root['p50'],
-                    row['p50'] - root['p50'], row['p99'], root['p99']))
-    return lines
-
-
-def plot(rows, ax):
-    """p50 and p99 of every request, database and rate."""
-    report.latency_bars(ax, rows, lambda r: '%s\n%s, %d/s' % (
-        'usage' if r['request'] == USAGE else 'GET /', r['backend'],
-        r['rate']), 'latency from when due, ms')
-
-
-def _server(backend):
-    """A cyquota-api on ``backend``'s database (migrated), not started,
-    and the URL of a database to drop afterwards (or None)."""
+def _backend(backend, calls, seconds, load, progress):
     directory = tempfile.mkdtemp(prefix='cyquota-bench-')
-    if backend == 'sqlite':
-        url, drop = 'sqlite:///%s/cyquota.sqlite' % directory, None
-    else:
-        url = drop = support.create_database(backend)
-    server = support.ApiServer(url, directory=directory)
-    server.manage('db', 'sync')
-    return server, drop
+    try:
+        url = support.create_database(backend) if backend != 'sqlite' \
+            else 'sqlite:///%s/cyquota.sqlite' % directory
+    except Exception as error:  # any driver error: server not there
+        return [dict(request=USAGE, backend=backend, failed=True,
+                     check='not started: %s' % str(error)[:60])]
+    rows = []
+    try:
+        server = support.ApiServer(url, directory=directory)
+        server.manage('db', 'sync')
+        for workers in WORKERS:
+            progress.step('rest: %s: starting cyquota-api --workers %d'
+                          % (backend, workers))
+            server.start(arguments=['--workers', str(workers)])
+            try:
+                if workers == 1:
+                    _seed(server.url)
+                    progress.step('rest: %s: one client' % backend)
+                    rows.extend(_latencies(server.url, url, backend, calls))
+                rows.extend(_climb(server.url, backend, workers, seconds,
+                                   load, progress))
+            finally:
+                server.stop()
+    finally:
+        support.use_database('sqlite://', migrate=False)
+        shutil.rmtree(directory, ignore_errors=True)
+        if backend != 'sqlite':
+            support.drop_database(url)
+    return rows
 
 
 def _seed(url):
-    """A limit of 8 FPGA, 3 used and 2 reserved, for the read to show."""
+    """A limit of 8 FPGA, 3 used and 2 reserved, for the read to show;
+    GPU without a practical limit, for the reserves."""
     with requests.Session() as http:
-        http.put(url + '/v1/registered_limits/FPGA',
-                 json={'default_limit': 8}, headers=HEADERS
-                 ).raise_for_status()
+        for resource, limit in (('FPGA', 8), ('GPU', 10 ** 9)):
+            http.put(url + '/v1/registered_limits/' + resource,
+                     json={'default_limit': limit}, headers=HEADERS
+                     ).raise_for_status()
         for amount, commit in ((3, True), (2, False)):
             made = http.post(url + '/v1/reservations', headers=HEADERS, json={
                 'project_id': PROJECT, 'deltas': {'FPGA': amount}})
@@ -129,14 +138,94 @@ def _usage_is_right(response):
     return response.json()['quota_usage']['resources']['FPGA'] == EXPECTED
 
 
+def _timed(call, count):
+    """Sorted seconds of ``count`` calls, after ten untimed ones."""
+    for _ in range(10):
+        call()
+    latencies = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        latencies.append(time.perf_counter() - started)
+    return sorted(latencies)
+
+
+def _latencies(url, database_url, backend, calls):
+    """One keep-alive client, then the engine calls in this process."""
+    usage_url = '%s/v1/quota_usages/%s' % (url, PROJECT)
+    reserve = {'project_id': RESERVING_PROJECT, 'deltas': {'GPU': 1}}
+    rows = []
+    with requests.Session() as http:
+        def get(target, is_right):
+            response = http.get(target, headers=HEADERS, timeout=30)
+            if response.status_code != 200 or not is_right(response):
+                raise RuntimeError('%s: %s' % (target, response.text[:200]))
+
+        def post():
+            response = http.post(url + '/v1/reservations', json=reserve,
+                                 headers=HEADERS, timeout=30)
+            if response.status_code != 201:
+                raise RuntimeError('reserve: %s' % response.text[:200])
+
+        measured = [(ROOT, lambda: get(url + '/', _root_is_right)),
+                    (USAGE, lambda: get(usage_url, _usage_is_right)),
+                    (RESERVE, post)]
+        for request, call in measured:
+            rows.append(_latency_row(request, backend, _timed(call, calls)))
+    support.use_database(database_url, migrate=False)
+    ctx = cyquota_context.get_admin_context()
+    for request, call in (
+            (DIRECT_USAGE,
+             lambda: quota.QUOTAS.get_usage_document(ctx, PROJECT)),
+            (DIRECT_RESERVE,
+             lambda: quota.QUOTAS.reserve(ctx, RESERVING_PROJECT,
+                                          {'GPU': 1}))):
+        rows.append(_latency_row(request, backend, _timed(call, calls)))
+    return rows
+
+
 def _root_is_right(response):
     return response.json()['versions'][0]['id'] == 'v1'
 
 
-def _open_loop(url, rate, seconds, is_right):
-    """Send ``rate * seconds`` GETs, request ``i`` due at ``start + i /
-    rate``; returns (sorted latencies from due time in s, wall time, bad
-    answers)."""
+def _latency_row(request, backend, latencies):
+    return dict(request=request, backend=backend, workers=1,
+                requests=len(latencies),
+                p50=report.percentile_ms(latencies, 0.50),
+                p99=report.percentile_ms(latencies, 0.99), check='ok')
+
+
+def _climb(url, backend, workers, seconds, load, progress):
+    """Load rows at rising rates, up to the first one not held."""
+    rows = []
+    target = '%s/v1/quota_usages/%s' % (url, PROJECT)
+    # Warm up, untimed: every worker connects to the database.
+    load.submit(open_loop, target, 50, 1.0).result()
+    for rate in RATES:
+        progress.step('rest: %s: %d worker(s), %s at %d req/s'
+                      % (backend, workers, USAGE, rate))
+        latencies, wall, bad = load.submit(open_loop, target, rate,
+                                           seconds).result()
+        row = dict(request=USAGE, backend=backend, workers=workers,
+                   rate=rate, achieved=len(latencies) / wall,
+                   requests=len(latencies),
+                   p50=report.percentile_ms(latencies, 0.50),
+                   p99=report.percentile_ms(latencies, 0.99), bad=bad,
+                   failed=bool(bad))
+        row['held'] = (not bad and row['achieved'] >= 0.95 * rate
+                       and row['p99'] < HELD_P99_MS)
+        row['check'] = ('%d wrong answers' % bad if bad else
+                        'held' if row['held'] else 'not held')
+        rows.append(row)
+        if not row['held']:
+            break
+    return rows
+
+
+def open_loop(url, rate, seconds):
+    """Send ``rate * seconds`` usage GETs, request ``i`` due at ``start +
+    i / rate``; returns (sorted latencies from due time in s, wall time,
+    bad answers). Runs in the load generator's process."""
     total = max(1, int(rate * seconds))
     lock = threading.Lock()
     next_index = iter(range(total))
@@ -157,7 +246,7 @@ def _open_loop(url, rate, seconds, is_right):
                     time.sleep(delay)
                 try:
                     response = http.get(url, headers=HEADERS, timeout=30)
-                    right = response.status_code == 200 and is_right(
+                    right = response.status_code == 200 and _usage_is_right(
                         response)
                 except (requests.RequestException, ValueError, KeyError):
                     right = False
@@ -176,32 +265,50 @@ def _open_loop(url, rate, seconds, is_right):
     return sorted(latencies), finished[0] - start, len(bad)
 
 
-def _row(request, backend, rate, latencies, wall, bad):
-    return dict(request=request, backend=backend, rate=rate,
-                achieved=len(latencies) / wall, requests=len(latencies),
-                p50=report.percentile_ms(latencies, 0.50),
-                p99=report.percentile_ms(latencies, 0.99), bad=bad,
-                failed=bool(bad),
-                check='ok' if not bad else '%d wrong answers' % bad)
+def summary(rows):
+    """The REST targets, each with the figures of this run."""
+    lines = []
+    for backend in dict.fromkeys(r['backend'] for r in rows):
+        one = {r['request']: r for r in rows
+               if r['backend'] == backend and 'rate' not in r and 'p50' in r}
+        if len(one) == 5:
+            root, usage, post = one[ROOT], one[USAGE], one[RESERVE]
+            direct = one[DIRECT_RESERVE]
+            bound = root['p50'] + direct['p50'] + 1
+            lines.append(
+                '%s: POST /v1/reservations p50 %.2f ms <= GET / %.2f + '
+                'QUOTAS.reserve %.2f + 1 ms = %.2f: %s' % (
+                    backend, post['p50'], root['p50'], direct['p50'], bound,
+                    _verdict(post['p50'] <= bound)))
+            lines.append(
+                '%s: GET usage p50 %.2f ms <= 2 x GET / %.2f ms (%.2fx; '
+                'QUOTAS.get_usage_document %.2f ms): %s' % (
+                    backend, usage['p50'], root['p50'],
+                    usage['p50'] / root['p50'], one[DIRECT_USAGE]['p50'],
+                    _verdict(usage['p50'] <= 2 * root['p50'])))
+        for workers in WORKERS:
+            held = [r['rate'] for r in rows if r['backend'] == backend
+                    and r.get('workers') == workers and r.get('held')]
+            lines.append('%s: GET usage, %d worker(s): holds %s req/s' % (
+                backend, workers, max(held) if held else 'none of the'))
+        at_250 = [r for r in rows if r['backend'] == backend
+                  and r.get('workers') == 2 and r.get('rate') == 250]
+        if at_250:
+            lines.append('%s: 2 workers hold 250 req/s with p99 < %d ms '
+                         '(p99 %.2f ms): %s' % (
+                             backend, HELD_P99_MS, at_250[0]['p99'],
+                             _verdict(at_250[0]['held'])))
+    return lines
 
 
-def _measure(url, backend, seconds, progress):
-    targets = [(ROOT, url + '/', _root_is_right),
-               (USAGE, '%s/v1/quota_usages/%s' % (url, PROJECT),
-                _usage_is_right)]
-    rows = []
-    for rate in RATES:
-        roots = None
-        for request, target, is_right in targets:
-            _open_loop(target, 20, 0.5, is_right)  # warm up, untimed
-            progress.step('rest: %s: %s at %d req/s' % (backend, request,
-                                                        rate))
-            row = _row(request, backend, rate,
-                       *_open_loop(target, rate, seconds, is_right))
-            if request == ROOT:
-                roots = row
-            else:
-                row['p50_ratio'] = row['p50'] / roots['p50']
-                row['p99_ratio'] = row['p99'] / roots['p99']
-            rows.append(row)
-    return rows
+def _verdict(met):
+    return 'met' if met else 'NOT met'
+
+
+def plot(rows, ax):
+    """p50 and p99 of every measurement."""
+    report.latency_bars(ax, rows, lambda r: '%s\n%s%s' % (
+        r['request'].replace('/v1/', '').replace('QUOTAS.', ''),
+        r['backend'],
+        ', %dw %d/s' % (r['workers'], r['rate']) if 'rate' in r else ''),
+        'latency, ms')

@@ -145,11 +145,12 @@ class ApiServer:
              str(self.config_file)] + list(args),
             check=True, capture_output=True, text=True, timeout=120)
 
-    def start(self, timeout=60):
-        """Start the process; return once ``GET /`` answers."""
+    def start(self, timeout=60, arguments=()):
+        """Start the process (with more command-line ``arguments``); return
+        once ``GET /`` answers."""
         self.process = subprocess.Popen(
             [str(BIN / 'cyquota-api'), '--config-file',
-             str(self.config_file)],
+             str(self.config_file)] + list(arguments),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=dict(os.environ, PYTHONWARNINGS='ignore'))
         try:

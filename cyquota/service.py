@@ -1,21 +1,89 @@
-"""Start-up shared by cyquota's commands: configuration and logging."""
+"""Start-up shared by cyquota's commands: configuration, logging, schema.
 
+A command that cannot start says why in one line on stderr, ``prog:
+message``, and exits non-zero (:func:`fail`): an operator's mistake is
+never a traceback.
+"""
+
+import os
 import sys
 
+from oslo_config import cfg
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from cyquota.conf import CONF
+from cyquota.conf import validation
+from cyquota.db import api as db_api
+from cyquota.db import migration
+from cyquota import enforcement
 
 
-def prepare_service(argv=None, default_config_files=None, cli=False):
-    """Parse ``argv`` (without the program name) into ``CONF`` and set up
-    oslo.log. ``cli``: a command whose stdout is its output, so its logs go
-    to stderr and libraries only speak up about problems."""
+def fail(message):
+    """Stop the command: ``prog: message`` on stderr, exit code 1."""
+    prog = getattr(CONF, 'prog', None) or os.path.basename(sys.argv[0])
+    sys.exit('%s: %s' % (prog, message))
+
+
+def _parse(argv, default_config_files, prog, description):
+    try:
+        CONF(argv, project='cyquota', prog=prog, description=description,
+             default_config_files=default_config_files)
+    except (cfg.ConfigFilesNotFoundError,
+            cfg.ConfigFilesPermissionDeniedError) as error:
+        fail('cannot read config file %s' % ', '.join(error.config_files))
+    except cfg.Error as error:
+        fail(error)
+
+
+def prepare_service(argv=None, default_config_files=None, cli=False,
+                    prog=None, description=None):
+    """Parse ``argv`` (without the program name) into ``CONF``, check the
+    whole configuration and set up oslo.log; stops the process with one
+    line (:func:`fail`) on a configuration that cannot work.
+
+    :param cli: a command whose stdout is its output, so its logs go to
+        stderr and libraries only speak up about problems.
+    :param prog: the command's name in messages and ``--help``.
+    :param description: what the command does, for ``--help``.
+    """
     logging.register_options(CONF)  # idempotent
     if cli:
         CONF.set_default('use_stderr', True)
-        logging.set_defaults(default_log_levels=logging.get_default_log_levels()
-                             + ['alembic=WARN'])
+        logging.set_defaults(
+            default_log_levels=logging.get_default_log_levels()
+            + ['alembic=WARN'])
     argv = sys.argv[1:] if argv is None else argv
-    CONF(argv, project='cyquota', default_config_files=default_config_files)
+    _parse(argv, default_config_files, prog, description)
+    try:
+        validation.validate(CONF)
+        if cli:
+            # Quietly, before logging: a command's output is its own.
+            enforcement.load_chain(CONF)
+    except (validation.InvalidOption, enforcement.ConfigError) as error:
+        fail(error)
     logging.setup(CONF, 'cyquota')
+    if not cli:
+        try:
+            enforcement.check_config(CONF)
+        except enforcement.ConfigError as error:
+            fail(error)
+
+
+def check_database(migrate_sqlite=False):
+    """Stop with one line (:func:`fail`) unless the configured database
+    exists, answers and has the code's schema.
+
+    :param migrate_sqlite: bring a SQLite database up to date (creating its
+        file) instead: the embedded quick start owns its file.
+    """
+    try:
+        if migrate_sqlite and migration.is_sqlite():
+            migration.upgrade()
+        else:
+            migration.check_current()
+    except migration.SchemaError as error:
+        fail(error)
+    except db_exc.DBError as error:
+        fail('cannot use the database %s: %s' % (
+            db_api.shown_url(), str(error).strip().splitlines()[0]))

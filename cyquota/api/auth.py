@@ -1,6 +1,20 @@
 """Authentication middleware for ``[api] auth_strategy = keystone``."""
 
+import json
+
 from keystonemiddleware import auth_token
+import webob.exc
+
+from cyquota.api import errors
+
+
+def _detail(refusal):
+    """What keystonemiddleware says in a refusal: the message of its
+    ``{"error": {...}}`` body, else the exception's detail."""
+    try:
+        return json.loads(refusal.body)['error']['message']
+    except (ValueError, KeyError, TypeError):
+        return refusal.detail or refusal.explanation
 
 
 class KeystoneAuth(auth_token.AuthProtocol):
@@ -10,7 +24,10 @@ class KeystoneAuth(auth_token.AuthProtocol):
 
     A request with a valid token reaches the app with the identity headers
     (``X-Project-Id``, ``X-User-Id``, ``X-Roles``) set by auth_token; one
-    without is refused with 401 and a ``WWW-Authenticate`` header.
+    without is refused with 401 and a ``WWW-Authenticate`` header, and
+    with 503 when Keystone cannot be reached; both refusals in the API's
+    error document (``errors.response_for``), not auth_token's own
+    ``{"error": ...}`` or HTML bodies.
     """
 
     def __init__(self, application, conf):
@@ -21,3 +38,15 @@ class KeystoneAuth(auth_token.AuthProtocol):
         if environ.get('PATH_INFO', '') in ('', '/'):
             return self._unauthenticated(environ, start_response)
         return super().__call__(environ, start_response)
+
+    def process_request(self, request):
+        try:
+            return super().process_request(request)
+        except webob.exc.HTTPException as refusal:
+            response = errors.response_for(
+                webob.exc.status_map[refusal.code](detail=_detail(refusal)),
+                request.environ)
+            response.headers.extend(
+                (name, value) for name, value in refusal.headers.items()
+                if name.lower() == 'www-authenticate')
+            return response

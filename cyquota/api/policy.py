@@ -6,6 +6,8 @@ Operators override rules in ``[oslo_policy] policy_file`` (default
 every default is ``etc/cyquota/policy.yaml.sample``.
 """
 
+import threading
+
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
 import pecan
@@ -19,14 +21,21 @@ from cyquota import policies
 policy_opts.set_defaults(CONF)
 
 _ENFORCER = None
+_LOCK = threading.Lock()
 
 
 def enforcer():
     """The process's enforcer, made on first use."""
     global _ENFORCER
     if _ENFORCER is None:
-        _ENFORCER = policy.Enforcer(CONF)
-        _ENFORCER.register_defaults(policies.list_rules())
+        with _LOCK:
+            if _ENFORCER is None:
+                # Published only once its rules are registered: concurrent
+                # first requests must not see an enforcer without them
+                # (PolicyNotRegistered, a 500).
+                made = policy.Enforcer(CONF)
+                made.register_defaults(policies.list_rules())
+                _ENFORCER = made
     return _ENFORCER
 
 

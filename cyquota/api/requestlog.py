@@ -1,5 +1,6 @@
-"""WSGI middleware: one INFO line per request, and the request's id in
-every log line written while it runs.
+"""WSGI middleware: one INFO line and one latency observation
+(``cyquota_api_request_duration_seconds``, by route template) per request,
+and the request's id in every log line written while it runs.
 
 A context holding the request id (given by oslo.middleware's RequestId)
 becomes the thread's current oslo.context, which oslo.log's formatter
@@ -13,8 +14,15 @@ from oslo_log import log as logging
 from oslo_middleware import request_id
 
 from cyquota import context
+from cyquota import metrics
+from cyquota.metrics import routes
 
 LOG = logging.getLogger(__name__)
+
+# Any other method counts as "other": callers choose the method, and the
+# histogram's series must stay bounded.
+_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE',
+                      'OPTIONS'])
 
 
 class RequestLog:
@@ -41,8 +49,14 @@ class RequestLog:
             path = environ.get('PATH_INFO', '')
             if environ.get('QUERY_STRING'):
                 path += '?' + environ['QUERY_STRING']
+            elapsed = time.monotonic() - started
+            method = environ.get('REQUEST_METHOD')
+            metrics.REQUEST_LATENCY.labels(
+                method if method in _METHODS else 'other',
+                routes.template_of(environ.get('PATH_INFO', '')),
+                seen.get('status', '-')).observe(elapsed)
             caller = context.RequestContext.from_environ(
                 environ, request_id=request, overwrite=False)
-            LOG.info('%s %s %s %s %.4fs', environ.get('REQUEST_METHOD'),
-                     path, seen.get('status', '-'), seen.get('size', '-'),
-                     time.monotonic() - started, context=caller)
+            LOG.info('%s %s %s %s %.4fs', method, path,
+                     seen.get('status', '-'), seen.get('size', '-'),
+                     elapsed, context=caller)

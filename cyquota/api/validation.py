@@ -68,6 +68,25 @@ def _pairs(pairs):
     return result
 
 
+def _check_text(value):
+    """Refuse strings no database column can hold: PostgreSQL's text
+    refuses NUL, and an unpaired surrogate (``"\\ud800"``) is no UTF-8."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key)
+            _check_text(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_text(item)
+    elif isinstance(value, str):
+        if '\x00' in value:
+            raise ValueError('a string holds a NUL character (\\u0000)')
+        try:
+            value.encode('utf-8')
+        except UnicodeEncodeError:
+            raise ValueError('a string holds an unpaired surrogate')
+
+
 def _refuse_constant(name):
     raise ValueError('%s is not valid JSON' % name)
 
@@ -90,6 +109,7 @@ def json_body(schema):
     try:
         data = json.loads(request.body, parse_constant=_refuse_constant,
                           object_pairs_hook=_pairs)
+        _check_text(data)
     except (ValueError, RecursionError) as error:
         raise exception.InvalidBody(detail='Malformed JSON: %s' % error)
     error = jsonschema.exceptions.best_match(

@@ -6,7 +6,10 @@
 
 The server's ``pyargv`` (``sys.argv`` here) is parsed as cyquota's command
 line; without ``--config-file`` oslo.config's default locations apply
-(``/etc/cyquota/cyquota.conf`` and others).
+(``/etc/cyquota/cyquota.conf`` and others). With several workers, give
+them one ``PROMETHEUS_MULTIPROC_DIR`` (``env = PROMETHEUS_MULTIPROC_DIR=
+/run/cyquota/metrics``) so that ``GET /metrics`` sums them
+(doc/metrics.rst).
 """
 
 import sys

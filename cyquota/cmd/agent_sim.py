@@ -35,11 +35,12 @@ from cyquota.conductor import rpcapi
 from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
-from cyquota.db import migration
 from cyquota import exception
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
+
+PROG = 'cyquota-agent-sim'
 
 cli_opts = [
     cfg.IntOpt('iterations', default=200, min=1,
@@ -111,6 +112,11 @@ class AgentSimulator:
         self.retries = 0
         self.reserve_seconds = []
         self.held = {}
+        #: Whether any call got an answer (a result or an error).
+        self.answered = False
+        #: Seconds a call waited in vain before any call was answered:
+        #: no conductor serves the topic, and the run stops early.
+        self.unanswered_for = None
         self._progress = progress
         self._lock = threading.Lock()
         self._done = 0
@@ -127,15 +133,25 @@ class AgentSimulator:
     def _repeatable(self, call, *args, **kwargs):
         """Make a call that is safe to repeat, again while no answer comes
         (the conductor may be restarting), for ``retry_for`` seconds."""
-        deadline = time.monotonic() + self.options.retry_for
+        started = time.monotonic()
+        deadline = started + self.options.retry_for
         while True:
             try:
-                return call(self._context(), *args, **kwargs)
+                result = call(self._context(), *args, **kwargs)
             except oslo_messaging.MessagingTimeout:
-                if time.monotonic() >= deadline:
-                    raise
+                now = time.monotonic()
                 with self._lock:
-                    self.retries += 1
+                    if now < deadline:
+                        self.retries += 1
+                        continue
+                    if not self.answered and self.unanswered_for is None:
+                        self.unanswered_for = now - started
+                raise
+            except Exception:
+                self.answered = True
+                raise
+            self.answered = True
+            return result
 
     def detach(self, attachment):
         """Detach a device and release it. A release that gets no answer
@@ -195,6 +211,8 @@ class AgentSimulator:
                             else self.options.seed * 1000 + worker)
         held = []
         for i in range(iterations):
+            if self.unanswered_for is not None:
+                break
             project = rng.choice(self.projects)
             try:
                 if held and rng.random() < self.options.detach_rate:
@@ -237,8 +255,13 @@ class AgentSimulator:
         for thread in threads:
             thread.join()
         elapsed = time.monotonic() - started
-        self._repeatable(self.api.report_allocations,
-                         self.options.agent_host, self.allocations())
+        if self.unanswered_for is None:
+            try:
+                self._repeatable(self.api.report_allocations,
+                                 self.options.agent_host, self.allocations())
+            except oslo_messaging.MessagingTimeout:
+                LOG.warning('No conductor answered the report of the '
+                            'allocations held')
         return self.summary(elapsed)
 
     def allocations(self):
@@ -319,12 +342,15 @@ def _progress_printer(total):
 def main(argv=None):
     """Entry point of ``cyquota-agent-sim``; returns the exit code."""
     CONF.register_cli_opts(cli_opts)
-    service.prepare_service(argv, cli=True)
+    service.prepare_service(
+        argv, cli=True, prog=PROG,
+        description='Drive the conductor over RPC as accelerator agents do '
+                    'and print what happened.')
     options = CONF
     conductor = None
     if rpc.is_in_process():
         # Nothing outside this process can answer: serve it here.
-        migration.upgrade()
+        service.check_database(migrate_sqlite=True)
         conductor = conductor_service.ConductorService(
             host='%s-conductor' % options.agent_host)
         conductor.start()
@@ -342,6 +368,9 @@ def main(argv=None):
     if options.summary_json:
         with open(options.summary_json, 'w') as out:
             json.dump(summary, out, indent=2, sort_keys=True)
+    if simulator.unanswered_for is not None:
+        service.fail('no conductor answered on topic %s within %d s' % (
+            CONF.conductor.topic, round(simulator.unanswered_for)))
     return 0
 
 

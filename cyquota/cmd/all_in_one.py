@@ -3,10 +3,12 @@
     cyquota-all-in-one [--config-file FILE] [--host H] [--port P]
 
 Runs the REST API, a conductor (RPC server and periodic expiry and purge)
-and brings the database schema up to date first. With no config file it
-uses the embedded defaults: a SQLite file ``cyquota.sqlite`` in the current
-directory, in-process RPC (``fake://``), the local limit source, noauth.
-With one, it honours ``[database] connection`` and every other option.
+and brings a SQLite database's schema up to date first (creating the
+file); any other database must have been migrated (``cyquota-manage db
+sync``). With no config file it uses the embedded defaults: a SQLite file
+``cyquota.sqlite`` in the current directory, in-process RPC (``fake://``),
+the local limit source, noauth. With one, it honours ``[database]
+connection`` and every other option.
 """
 
 import sys
@@ -19,7 +21,6 @@ from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import migration
-from cyquota import enforcement
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
@@ -39,15 +40,14 @@ def main(argv=None):
     CONF.register_cli_opts(_cli_opts)
     # No implicit /etc/cyquota/cyquota.conf: without --config-file this is
     # the embedded default, whatever else is installed on the machine.
-    service.prepare_service(argv, default_config_files=[])
-    try:
-        enforcement.check_config()
-    except enforcement.ConfigError as error:
-        sys.exit('%s: %s' % (PROG, error))
+    service.prepare_service(
+        argv, default_config_files=[], prog=PROG,
+        description='The REST API, a conductor and the periodic work in '
+                    'one process (the embedded quick start).')
     for name in ('host', 'port'):
         if CONF[name] is not None:
             CONF.set_override(name, CONF[name], 'api')
-    migration.upgrade()
+    service.check_database(migrate_sqlite=True)
     LOG.info('Database %s at revision(s) %s', db_api.shown_url(),
              ', '.join(migration.version()))
     conductor = conductor_service.ConductorService()

@@ -1,28 +1,41 @@
 """cyquota-api: serve the REST API with waitress.
 
-    cyquota-api [--config-file F]
+    cyquota-api [--config-file F] [--workers N]
 
 Listens on ``[api] host``:``[api] port`` (default 127.0.0.1:6780) with
 ``[api] threads`` worker threads until SIGTERM or SIGINT, then stops
-accepting connections and lets the requests in progress finish. The
-database schema must be current (``cyquota-manage db sync``). For uWSGI or
-another WSGI server use ``cyquota.api.wsgi:application``.
+accepting connections and lets the requests in progress finish. With
+``--workers N`` (or ``[api] workers``) above 1, a parent process binds the
+socket and cotyledon keeps N forked children serving it, restarting one
+that dies; SIGTERM to the parent stops them all. The database schema must
+be current (``cyquota-manage db sync``). For uWSGI or another WSGI server
+use ``cyquota.api.wsgi:application``.
 """
 
+import multiprocessing
 import signal
+import socket
 import sys
 
+import cotyledon
+from oslo_config import cfg
 from oslo_log import log as logging
 import waitress
 
 from cyquota.api import app
 from cyquota.conf import CONF
-from cyquota import enforcement
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
 
 PROG = 'cyquota-api'
+
+#: Seconds a worker is given, after SIGTERM, to finish its requests.
+SHUTDOWN_TIMEOUT = 30
+
+_WORKERS = cfg.IntOpt(
+    'workers', min=1,
+    help='Processes serving the API (default [api] workers).')
 
 
 def _stop(signum, frame):
@@ -31,13 +44,19 @@ def _stop(signum, frame):
     raise SystemExit(0)
 
 
+def _server(**listen):
+    return waitress.create_server(
+        app.setup_app(), threads=CONF.api.threads, ident='cyquota',
+        clear_untrusted_proxy_headers=True, **listen)
+
+
 def serve():
-    """Serve the app on ``[api] host``:``[api] port`` until SIGTERM or
-    SIGINT (the caller has prepared the service)."""
-    server = waitress.create_server(
-        app.setup_app(), host=CONF.api.host, port=CONF.api.port,
-        threads=CONF.api.threads, ident='cyquota',
-        clear_untrusted_proxy_headers=True)
+    """Serve the app on ``[api] host``:``[api] port`` in this process until
+    SIGTERM or SIGINT (the caller has prepared the service)."""
+    try:
+        server = _server(host=CONF.api.host, port=CONF.api.port)
+    except OSError as error:
+        _cannot_listen(error)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     LOG.info('cyquota-api serving on http://%s:%s (auth_strategy %s, %d '
@@ -46,14 +65,73 @@ def serve():
     server.run()
 
 
+class ApiWorker(cotyledon.Service):
+    """One forked process serving the app on the parent's socket.
+
+    Everything with threads or connections (waitress's task threads, the
+    database engine, created on first use) is made here, after the fork.
+    """
+
+    name = PROG
+
+    def __init__(self, worker_id, listener):
+        super().__init__(worker_id)
+        self._server = _server(sockets=[listener])
+
+    def run(self):
+        self._server.run()
+
+    def terminate(self):
+        # Let the requests in progress finish; the process then exits.
+        self._server.task_dispatcher.shutdown(timeout=SHUTDOWN_TIMEOUT)
+
+
+def _listener():
+    """The listening socket every worker accepts on."""
+    try:
+        family, _, _, _, address = socket.getaddrinfo(
+            CONF.api.host, CONF.api.port, type=socket.SOCK_STREAM)[0]
+        return socket.create_server(address, family=family)
+    except OSError as error:
+        _cannot_listen(error)
+
+
+def _cannot_listen(error):
+    service.fail('cannot listen on %s:%s: %s' % (
+        CONF.api.host, CONF.api.port, error.strerror or error))
+
+
+def serve_workers(workers):
+    """Serve the app from ``workers`` forked processes on one socket until
+    SIGTERM (graceful) or SIGINT (immediate) to this, the parent."""
+    listener = _listener()
+    manager = cotyledon.ServiceManager(
+        graceful_shutdown_timeout=SHUTDOWN_TIMEOUT + 5,
+        mp_context=multiprocessing.get_context('fork'))
+    manager.add(ApiWorker, workers=workers, args=(listener,))
+    LOG.info('cyquota-api serving on http://%s:%s (auth_strategy %s, %d '
+             'workers of %d threads)', CONF.api.host,
+             listener.getsockname()[1], CONF.api.auth_strategy, workers,
+             CONF.api.threads)
+    manager.run()
+
+
+def run():
+    """Serve with ``--workers``, else ``[api] workers`` processes."""
+    workers = CONF.workers or CONF.api.workers
+    if workers == 1:
+        serve()
+    else:
+        serve_workers(workers)
+
+
 def main(argv=None):
     """Entry point of ``cyquota-api``."""
-    service.prepare_service(argv)
-    try:
-        enforcement.check_config()
-    except enforcement.ConfigError as error:
-        sys.exit('%s: %s' % (PROG, error))
-    serve()
+    CONF.register_cli_opt(_WORKERS)
+    service.prepare_service(argv, prog=PROG,
+                            description='Serve the cyquota REST API.')
+    service.check_database()
+    run()
     return 0
 
 

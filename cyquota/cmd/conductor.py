@@ -15,7 +15,6 @@ from oslo_log import log as logging
 from cyquota.conductor import rpc
 from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
-from cyquota import enforcement
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
@@ -25,11 +24,10 @@ PROG = 'cyquota-conductor'
 
 def main(argv=None):
     """Entry point of ``cyquota-conductor``."""
-    service.prepare_service(argv)
-    try:
-        enforcement.check_config()
-    except enforcement.ConfigError as error:
-        sys.exit('%s: %s' % (PROG, error))
+    service.prepare_service(
+        argv, prog=PROG, description="Serve the agents' quota calls over "
+                                     'RPC and expire reservations.')
+    service.check_database()
     stopping = threading.Event()
 
     def stop(signum, frame):

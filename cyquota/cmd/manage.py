@@ -5,11 +5,15 @@
     cyquota-manage quota sync [--project P] [--from-reports]
                                                repair it, print each change
     cyquota-manage usage show [--project P] [--resource R]
+
+Every command but ``db sync`` and ``db version`` needs a migrated database
+and never creates one.
 """
 
 import sys
 
 from oslo_config import cfg
+from oslo_db import exception as db_exc
 import prettytable
 
 from cyquota.conf import CONF
@@ -18,6 +22,19 @@ from cyquota.db import migration
 from cyquota import exception
 from cyquota import quota
 from cyquota import service
+
+PROG = 'cyquota-manage'
+
+DESCRIPTION = ('Administer the cyquota database and quota ledger: create or '
+               'upgrade the schema, find and repair drift between the '
+               'counts and the records, show usage against limits.')
+
+#: The command categories and what each is for.
+CATEGORIES = {
+    'db': 'database schema',
+    'quota': 'reconcile counts with records',
+    'usage': 'quota usage',
+}
 
 
 def _table(headers, rows):
@@ -112,6 +129,10 @@ def usage_show():
             break
         marker = (page[-1]['project_id'], page[-1]['resource'])
 
+    if not rows:
+        print('No usage rows%s.' % _filter_text())
+        return 0
+
     def show(value):
         return 'unlimited' if value == -1 else value
     print(_table(['Project', 'Resource', 'Used', 'Reserved', 'Leased',
@@ -120,6 +141,15 @@ def usage_show():
                    r['leased'], r['promised'], show(r['limit']),
                    show(r['available'])) for r in rows]))
     return 0
+
+
+def _filter_text():
+    """`` for project P and resource R``, as the filters given."""
+    given = [(what, getattr(CONF.category, what))
+             for what in ('project', 'resource')]
+    text = ' and '.join('%s %s' % (what, value) for what, value in given
+                        if value is not None)
+    return ' for ' + text if text else ''
 
 
 def _add_parsers(subparsers):
@@ -134,12 +164,15 @@ def _add_parsers(subparsers):
                             from_reports=False)
         return parser
 
-    db = subparsers.add_parser('db', help='database schema').add_subparsers(
+    # Without a category, main lists them (argparse would only say that
+    # one is required).
+    subparsers.required = False
+    db = subparsers.add_parser('db', help=CATEGORIES['db']).add_subparsers(
         dest='action', required=True)
     command(db, 'sync', db_sync, 'create or upgrade the schema')
     command(db, 'version', db_version, 'show the schema revision')
     ledger = subparsers.add_parser(
-        'quota', help='reconcile counts with records').add_subparsers(
+        'quota', help=CATEGORIES['quota']).add_subparsers(
         dest='action', required=True)
     command(ledger, 'check', quota_check,
             'list drift; exit code 1 when there is any', project=True)
@@ -147,7 +180,8 @@ def _add_parsers(subparsers):
             project=True).add_argument(
         '--from-reports', action='store_true',
         help="first make each consumer's holding what the agents report")
-    usage = subparsers.add_parser('usage', help='quota usage').add_subparsers(
+    usage = subparsers.add_parser(
+        'usage', help=CATEGORIES['usage']).add_subparsers(
         dest='action', required=True)
     command(usage, 'show', usage_show, 'usage, limits and availability',
             project=True, resource=True)
@@ -157,12 +191,23 @@ def main(argv=None):
     """Entry point of ``cyquota-manage``; returns the exit code."""
     CONF.register_cli_opt(cfg.SubCommandOpt(
         'category', title='Commands', handler=_add_parsers))
-    service.prepare_service(argv, cli=True)
+    service.prepare_service(argv, cli=True, prog=PROG,
+                            description=DESCRIPTION)
+    if CONF.category.name is None:
+        print('%s: a command is required: %s (see %s --help)' % (
+            PROG, '; '.join('%s (%s)' % item for item in CATEGORIES.items()),
+            PROG), file=sys.stderr)
+        return 2
+    if CONF.category.name != 'db':
+        service.check_database()
     try:
         return CONF.category.func()
     except exception.CyquotaException as error:
         print('Error: %s' % error, file=sys.stderr)
         return 2
+    except db_exc.DBError as error:
+        service.fail('database error: %s'
+                     % str(error).strip().splitlines()[0])
 
 
 if __name__ == '__main__':

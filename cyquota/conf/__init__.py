@@ -1,4 +1,5 @@
-"""The global configuration object of cyquota (oslo.config, project ``cyquota``)."""
+"""The global configuration object of cyquota (oslo.config, project
+``cyquota``)."""
 
 from oslo_config import cfg
 
@@ -6,6 +7,7 @@ from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
 from cyquota.conf import enforcement
+from cyquota.conf import metrics
 from cyquota.conf import placement
 from cyquota.conf import quota
 
@@ -15,5 +17,6 @@ api.register_opts(CONF)
 conductor.register_opts(CONF)
 database.register_opts(CONF)
 enforcement.register_opts(CONF)
+metrics.register_opts(CONF)
 placement.register_opts(CONF)
 quota.register_opts(CONF)

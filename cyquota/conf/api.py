@@ -21,7 +21,14 @@ api_opts = [
              'the X-Project-Id, X-User-Id and X-Roles headers as sent.'),
     cfg.IntOpt(
         'threads', default=8, min=1,
-        help='Worker threads of cyquota-api\'s WSGI server (waitress).'),
+        help='Worker threads of cyquota-api\'s WSGI server (waitress), in '
+             'each worker process.'),
+    cfg.IntOpt(
+        'workers', default=1, min=1,
+        help='Processes of cyquota-api serving one listening socket, each '
+             'with its own database connections; more than one lets the '
+             'API use several cores. cyquota-api --workers overrides it; '
+             'cyquota-all-in-one always runs one.'),
     cfg.IntOpt(
         'max_request_body_size', default=114688, min=1,
         help='Largest request body accepted, in bytes; a larger one is '

@@ -1,4 +1,5 @@
-"""[database] options: oslo.db's, with the embedded default of a SQLite file."""
+"""[database] options: oslo.db's, with the embedded default of a SQLite
+file."""
 
 from oslo_config import cfg
 from oslo_db import options as db_options

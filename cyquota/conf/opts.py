@@ -4,10 +4,12 @@ from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
 from cyquota.conf import enforcement
+from cyquota.conf import metrics
+from cyquota.conf import middleware
 from cyquota.conf import placement
 from cyquota.conf import quota
 
-_MODULES = (quota, conductor, api, placement, enforcement)
+_MODULES = (quota, conductor, api, placement, enforcement, metrics)
 
 
 def list_opts():
@@ -23,3 +25,4 @@ def set_defaults():
     """Defaults that cyquota sets on options owned by libraries."""
     from cyquota.conf import CONF
     database.register_opts(CONF)
+    middleware.set_defaults(CONF)

@@ -6,14 +6,16 @@ source read inside a reserve costs no extra transaction.
 """
 
 import contextlib
+import logging
 import threading
 
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
-from oslo_db.sqlalchemy import engines as oslo_db_engines
+from oslo_db.sqlalchemy import exc_filters
 from sqlalchemy import engine as sa_engine
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
 from cyquota.conf import CONF
@@ -46,6 +48,91 @@ def _mysql_read_committed(dbapi_connection, connection_record):
                        'READ COMMITTED')
 
 
+def _galera_causal_reads(dbapi_connection, connection_record):
+    # A Galera node applies what other nodes committed a moment after they
+    # report it: without a causality check a read here (a commit looking up
+    # the reservation another node just made) may not see it yet. Make
+    # every read wait until this node has applied all that the cluster
+    # committed before it (wsrep_sync_wait 1), unless the operator chose a
+    # check already. Writes need none: certification refuses a stale one.
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute("SHOW VARIABLES WHERE Variable_name IN "
+                       "('wsrep_on', 'wsrep_sync_wait')")
+        variables = dict(cursor.fetchall())
+        if (variables.get('wsrep_on') == 'ON'
+                and variables.get('wsrep_sync_wait') == '0'):
+            cursor.execute('SET SESSION wsrep_sync_wait = 1')
+
+
+def _failed_connect_is_disconnect(context):
+    # A connection that cannot be opened is a lost connection, to retry.
+    # oslo.db knows a refused PostgreSQL connection only by libpq's old
+    # wording ("could not connect to server"); libpq 14 and later say
+    # "connection to server at ... failed", and a server that is shutting
+    # down or starting up refuses with FATAL 57P03. Unmarked, these reach
+    # the caller as a bare OperationalError instead of a retried
+    # DBConnectionError.
+    if context.connection is None and isinstance(
+            context.sqlalchemy_exception, sa_exc.OperationalError):
+        context.is_disconnect = True
+
+
+def _no_pre_ping(engine):
+    # oslo.db turns on SQLAlchemy's pre-ping: a SELECT 1 round trip before
+    # every transaction. cyquota retries whole transactions after a lost
+    # connection instead (retry_on_conflict), so the ping only costs time.
+    # Neither oslo.db (it passes pool_pre_ping=True itself) nor SQLAlchemy
+    # (pre_ping is a pool constructor argument) offers a public switch on
+    # a built engine; tests/unit/test_db_engine.py checks that this
+    # attribute still is SQLAlchemy's pre-ping flag.
+    engine.pool._pre_ping = False
+
+
+def _failed_connects_retried(engine):
+    # Ahead of oslo.db's error handler, which reads the mark: SQLAlchemy
+    # calls handle_error listeners in the order they were added, and
+    # ``insert=True`` does not reach ahead of oslo.db's.
+    event.remove(engine, 'handle_error', exc_filters.handler)
+    event.listen(engine, 'handle_error', _failed_connect_is_disconnect)
+    event.listen(engine, 'handle_error', exc_filters.handler, retval=True)
+
+
+class DeadConnectionReset(logging.Filter):
+    """Turn the pool's ERROR traceback for a lost connection into one
+    WARNING line.
+
+    A connection that comes back to the pool is rolled back; when its
+    server went away meanwhile (killed, restarted) the rollback fails, and
+    SQLAlchemy logs "Exception during reset or similar" at ERROR with a
+    traceback, although it then only replaces the connection and the
+    next transaction (or its retry) gets a new one. Other reset errors
+    keep their ERROR and traceback.
+    """
+
+    def __init__(self, dialect):
+        super().__init__()
+        self.dialect = dialect
+
+    def filter(self, record):
+        error = record.exc_info[1] if record.exc_info else None
+        if (isinstance(error, self.dialect.loaded_dbapi.Error)
+                and self.dialect.is_disconnect(error, None, None)):
+            record.levelno, record.levelname = logging.WARNING, 'WARNING'
+            record.msg = ('Connection lost before its reset on return to '
+                          'the pool, replaced: %s')
+            record.args = (str(error).splitlines()[0],)
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def _quiet_dead_connection_resets(engine):
+    logger = getattr(engine.pool.logger, 'logger', engine.pool.logger)
+    for old in [f for f in logger.filters
+                if isinstance(f, DeadConnectionReset)]:
+        logger.removeFilter(old)
+    logger.addFilter(DeadConnectionReset(engine.dialect))
+
+
 def _keep_sqlite_connections(engine):
     # oslo.db gives a SQLite file a NullPool: a new connection, which reads
     # the schema again, for every transaction, a third of a reserve's time.
@@ -76,29 +163,25 @@ def context_manager():
                     options['connection_parameters'] = (
                         'timeout=%d&check_same_thread=false'
                         % SQLITE_BUSY_TIMEOUT)
-                manager.configure(**options)
-                engine = manager.writer.get_engine()
-                # oslo.db turns on SQLAlchemy's pre-ping: a SELECT 1 round
-                # trip before every transaction. cyquota retries whole
-                # transactions after a lost connection instead
-                # (retry_on_conflict), so the ping only costs time.
-                engine.pool._pre_ping = False
                 # oslo.db yields to other green threads (time.sleep(0)) at
                 # every connection check-in, for eventlet. cyquota runs no
                 # eventlet, and the sleep costs a tenth of a reserve.
-                if event.contains(engine, 'checkin',
-                                  oslo_db_engines._thread_yield):
-                    event.remove(engine, 'checkin',
-                                 oslo_db_engines._thread_yield)
+                options['thread_checkin'] = False
+                manager.configure(**options)
+                engine = manager.writer.get_engine()
+                _no_pre_ping(engine)
+                _failed_connects_retried(engine)
                 if engine.dialect.name == 'sqlite':
                     _keep_sqlite_connections(engine)
                     event.listen(engine, 'before_cursor_execute',
                                  _sqlite_begin_immediate, retval=True)
                 elif engine.dialect.name == 'mysql':
                     event.listen(engine, 'connect', _mysql_read_committed)
+                    event.listen(engine, 'connect', _galera_causal_reads)
                     # oslo.db's start-up check left a connection in the
                     # pool that predates the listener.
                     engine.dispose()
+                _quiet_dead_connection_resets(engine)
                 _context_manager = manager
     return _context_manager
 
@@ -148,6 +231,10 @@ def _retry_on(exc):
 
 def retry_on_conflict(func):
     """Retry a whole transaction after a deadlock, duplicate or disconnect.
+
+    On a Galera cluster a write that lost certification to another node's
+    is reported as a deadlock (error 1213, oslo.db's DBDeadlock) and
+    retried the same way.
 
     Apply it outside the transaction so each attempt starts afresh.
     """

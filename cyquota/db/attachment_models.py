@@ -22,7 +22,8 @@ class HostReport(models.Base):
 
     host = sa.Column(sa.String(255), primary_key=True)
     reported_at = sa.Column(types.DateTime, nullable=False)
-    created_at = sa.Column(types.DateTime, nullable=False, default=models.utcnow)
+    created_at = sa.Column(types.DateTime, nullable=False,
+                           default=models.utcnow)
 
 
 class HostAllocation(models.Base):

@@ -21,6 +21,7 @@ from cyquota.conf import CONF
 from cyquota.enforcement import base
 from cyquota.enforcement import payload
 from cyquota import exception
+from cyquota import metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -152,8 +153,10 @@ class FilterChain:
         with base.checking_lease(lease_id):
             for enforcement_filter in self.filters:
                 try:
-                    enforcement_filter.on_end(
-                        *copy.deepcopy((context_document, lease)))
+                    with metrics.filter_call(enforcement_filter.name,
+                                             'on_end'):
+                        enforcement_filter.on_end(
+                            *copy.deepcopy((context_document, lease)))
                 except Exception:
                     LOG.exception('Lease %s: usage enforcement filter %s '
                                   'failed in on_end (the lease has ended '
@@ -175,7 +178,8 @@ class FilterChain:
         # one sees.
         arguments = copy.deepcopy((context_document,) + leases)
         try:
-            getattr(enforcement_filter, call)(*arguments)
+            with metrics.filter_call(enforcement_filter.name, call):
+                getattr(enforcement_filter, call)(*arguments)
         except exception.EnforcementDenied as denied:
             LOG.info('Lease %s: usage enforcement filter %s refused %s: %s',
                      lease_id, enforcement_filter.name, call, denied.message)

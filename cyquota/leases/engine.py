@@ -25,6 +25,7 @@ the lease's row first, so each happens exactly once.
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
+from cyquota import calendar
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -35,6 +36,8 @@ from cyquota.enforcement import payload
 from cyquota import exception
 from cyquota.leases import request as request_mod
 from cyquota.leases import store
+from cyquota import metrics
+from cyquota import notifications
 from cyquota.placement import windows
 from cyquota import quota
 from cyquota.quota import validation
@@ -61,6 +64,32 @@ def _lease_context(row):
     periodic end): the lease's own user and project."""
     return cyquota_context.RequestContext(user_id=row.user_id,
                                           project_id=row.project_id)
+
+
+#: The fields of a lease that its start and end notifications carry.
+_EVENT_FIELDS = ('id', 'project_id', 'user_id', 'status', 'start_date',
+                 'end_date')
+
+
+def _summary(row, status):
+    """``_EVENT_FIELDS`` of a lease from its row, in ``status``."""
+    return {'id': row.id, 'project_id': row.project_id,
+            'user_id': row.user_id, 'status': status,
+            'start_date': calendar.isotime(row.start_date),
+            'end_date': calendar.isotime(row.end_date)}
+
+
+def _lease_event(context, action, lease):
+    """Count and announce a lease's start or end (``action``) after its
+    transaction has committed; ``lease``: its ``_EVENT_FIELDS``."""
+    metrics.LEASES.labels('started' if action == 'start' else 'ended').inc()
+    notifications.lease_event(context, action, lease)
+
+
+def _refused(context, project_id, refused, action):
+    """Count and announce a lease refused over quota."""
+    metrics.count_over_quota(refused.overs)
+    notifications.over_quota(context, project_id, refused.overs, action)
 
 
 class LeaseEngine:
@@ -130,8 +159,16 @@ class LeaseEngine:
             self._store_refused(context, lease_id, project_id, wanted,
                                 denied.message)
             raise
-        self._create(context, lease_id, project_id, wanted)
-        return self.get(context, lease_id)
+        try:
+            self._create(context, lease_id, project_id, wanted)
+        except exception.OverQuota as refused:
+            _refused(context, project_id, refused, 'lease.create')
+            raise
+        view = self.get(context, lease_id)
+        if view['status'] == lease_models.ACTIVE:
+            _lease_event(context, 'start',
+                         {field: view[field] for field in _EVENT_FIELDS})
+        return view
 
     @db_api.retry_on_conflict
     def _store_refused(self, context, lease_id, project_id, wanted, reason):
@@ -193,8 +230,7 @@ class LeaseEngine:
             validation.project_id(project_id)
         with db_api.reader(context) as session:
             conn = session.connection()
-            return [store.view(conn, row)
-                    for row in store.rows(conn, project_id, status)]
+            return store.views(conn, store.rows(conn, project_id, status))
 
     # -- update ------------------------------------------------------------
 
@@ -225,7 +261,11 @@ class LeaseEngine:
             after = self._payload(conn, wanted, chosen=preview,
                                   lease_id=lease_id)
         self.chain.check_update(context, before, after, lease_id=lease_id)
-        self._update(context, lease_id, row.updated_at, wanted)
+        try:
+            self._update(context, lease_id, row.updated_at, wanted)
+        except exception.OverQuota as refused:
+            _refused(context, row.project_id, refused, 'lease.update')
+            raise
         return self.get(context, lease_id)
 
     @db_api.retry_on_conflict
@@ -267,7 +307,8 @@ class LeaseEngine:
     def delete(self, context, lease_id):
         """End a PENDING or ACTIVE lease now; it stays readable as ENDED.
         LeaseConflict (409) for an ENDED or ERROR one."""
-        document, _row = self._end(context, lease_id)
+        document, row = self._end(context, lease_id)
+        _lease_event(context, 'end', _summary(row, lease_models.ENDED))
         self.chain.on_end(context, document, lease_id=lease_id)
 
     def start_due(self, context):
@@ -276,7 +317,11 @@ class LeaseEngine:
         started = 0
         for lease_id in self._due(context, lease_models.PENDING,
                                   'start_date'):
-            started += self._start(context, lease_id)
+            row = self._start(context, lease_id)
+            if row is not None:
+                started += 1
+                _lease_event(context, 'start',
+                             _summary(row, lease_models.ACTIVE))
         return started
 
     def end_due(self, context):
@@ -287,6 +332,8 @@ class LeaseEngine:
             document, row = self._end(context, lease_id, due=True)
             if document is not None:
                 ended += 1
+                _lease_event(context, 'end',
+                             _summary(row, lease_models.ENDED))
                 self.chain.on_end(_lease_context(row), document,
                                   lease_id=lease_id)
         return ended
@@ -311,7 +358,7 @@ class LeaseEngine:
         with db_api.writer_connection(context) as conn:
             row = store.lock(conn, lease_id)
             if row.status != lease_models.PENDING or row.start_date > now:
-                return 0
+                return None
             wanted = store.request_of(conn, row)
             amounts = _amounts(wanted)
             holdings = quota.QUOTAS.driver.lease_holdings(
@@ -322,7 +369,7 @@ class LeaseEngine:
             holdings.refresh(list(amounts), now)
             holdings.write()
         LOG.info('Lease %s of project %s started', lease_id, row.project_id)
-        return 1
+        return row
 
     @db_api.retry_on_conflict
     def _end(self, context, lease_id, due=False):

@@ -1,5 +1,6 @@
 """Lease rows: written and read back as the views the API answers."""
 
+import collections
 import json
 
 import sqlalchemy as sa
@@ -78,15 +79,30 @@ def due(conn, status, column, now, batch):
         .order_by(_leases.c[column]).limit(batch)).scalars().all()
 
 
+def _wanted(row):
+    return request_mod.Wanted(row.resource, row.amount,
+                              json.loads(row.member_of), row.member_key,
+                              row.id)
+
+
 def reservations_of(conn, lease_id):
     """The lease's reservations as ``Wanted``, in request order."""
-    return [request_mod.Wanted(row.resource, row.amount,
-                               json.loads(row.member_of), row.member_key,
-                               row.id)
-            for row in conn.execute(
-                sa.select(_reservations)
-                .where(_reservations.c.lease_id == lease_id)
-                .order_by(_reservations.c.position))]
+    return [_wanted(row) for row in conn.execute(
+        sa.select(_reservations)
+        .where(_reservations.c.lease_id == lease_id)
+        .order_by(_reservations.c.position))]
+
+
+def _reservations_of_leases(conn, lease_ids):
+    """``{lease id: [Wanted]}`` of many leases in one query, each list in
+    request order."""
+    found = collections.defaultdict(list)
+    for row in conn.execute(
+            sa.select(_reservations)
+            .where(_reservations.c.lease_id.in_(lease_ids))
+            .order_by(_reservations.c.lease_id, _reservations.c.position)):
+        found[row.lease_id].append(_wanted(row))
+    return found
 
 
 def request_of(conn, row):
@@ -101,6 +117,8 @@ def allocations_view(conn, held, extra=False):
     ``extra``, the enforcement payload's form (``extra``: the root
     provider and the aggregates)."""
     ids = {part[0] for parts in held.values() for part in parts}
+    if not ids:
+        return {}
     names = windows.names(conn, ids)
     aggregates = providers.aggregates_of(conn, ids) if extra else {}
     result = {}
@@ -120,10 +138,15 @@ def allocations_view(conn, held, extra=False):
     return result
 
 
-def view(conn, row):
-    """A lease row as the API answers it."""
-    allocations = allocations_view(conn, windows.of_lease(conn, row.id))
-    return {
+def views(conn, rows):
+    """Lease rows as the API answers them, in three queries whatever
+    their number: reservations, allocations, provider names."""
+    if not rows:
+        return []
+    ids = [row.id for row in rows]
+    allocations = allocations_view(conn, windows.of_leases(conn, ids))
+    reservations = _reservations_of_leases(conn, ids)
+    return [{
         'id': row.id, 'name': row.name, 'project_id': row.project_id,
         'user_id': row.user_id,
         'start_date': calendar.isotime(row.start_date),
@@ -136,7 +159,12 @@ def view(conn, row):
              'amount': r.amount, 'member_of': r.member_of,
              'member_key': r.member_key,
              'allocations': allocations.get(r.id, [])}
-            for r in reservations_of(conn, row.id)]}
+            for r in reservations[row.id]]} for row in rows]
+
+
+def view(conn, row):
+    """A lease row as the API answers it."""
+    return views(conn, [row])[0]
 
 
 def read(conn, lease_id):

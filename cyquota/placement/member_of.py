@@ -110,4 +110,3 @@ def parse(values):
             required.append(wanted)
         forbidden |= unwanted
     return MemberOf(tuple(required), forbidden)
-

@@ -102,8 +102,8 @@ def _room(session, records, resource_class, start, end, exclude_lease,
     result = {}
     for (provider_id, _rc), record in records.items():
         ordinary = record.used - active[provider_id]
-        result[provider_id] = max(0, record.capacity - ordinary - calendar.peak(
-            windows[provider_id], start, end))
+        peak = calendar.peak(windows[provider_id], start, end)
+        result[provider_id] = max(0, record.capacity - ordinary - peak)
     return result
 
 
@@ -208,13 +208,19 @@ def promise(session, lease_id, chosen, start, end, status):
 def of_lease(session, lease_id):
     """``{lease reservation id: [(provider_id, rc, amount)]}`` of a
     lease."""
+    return of_leases(session, [lease_id])
+
+
+def of_leases(session, lease_ids):
+    """``{lease reservation id: [(provider_id, rc, amount)]}`` of many
+    leases, in one query (a reservation id belongs to one lease)."""
     found = collections.defaultdict(list)
     for key, provider_id, rc, amount in session.execute(
             sa.select(_lease_allocations.c.lease_reservation_id,
                       _lease_allocations.c.resource_provider_id,
                       _lease_allocations.c.resource_class,
                       _lease_allocations.c.amount)
-            .where(_lease_allocations.c.lease_id == lease_id)
+            .where(_lease_allocations.c.lease_id.in_(lease_ids))
             .order_by(_lease_allocations.c.id)):
         found[key].append((provider_id, rc, amount))
     return dict(found)
@@ -276,4 +282,3 @@ def names(session, provider_ids):
                           root.c.uuid.label('root_uuid'))
                 .join(root, root.c.id == _rp.c.root_provider_id)
                 .where(_rp.c.id.in_(sorted(set(provider_ids)))))}
-

@@ -12,6 +12,8 @@ from stevedore import driver as stevedore_driver
 
 from cyquota.db import api as db_api
 from cyquota import exception
+from cyquota import metrics
+from cyquota import notifications
 from cyquota.quota import attachments
 from cyquota.quota import driver as quota_driver
 from cyquota.quota import limits as quota_limits
@@ -108,10 +110,18 @@ class QuotaEngine:
                            'the devices are allocated to it')
             devices = validation.device_request(self.devices.parse(devices),
                                                 deltas)
-        return self.driver.reserve(context, project_id, deltas, expire,
-                                   request_id=request_id,
-                                   consumer_id=consumer_id, dry_run=dry_run,
-                                   devices=devices)
+        try:
+            uuids = self.driver.reserve(
+                context, project_id, deltas, expire, request_id=request_id,
+                consumer_id=consumer_id, dry_run=dry_run, devices=devices)
+        except exception.OverQuota as refused:
+            if not dry_run:
+                metrics.count_over_quota(refused.overs)
+                notifications.over_quota(context, project_id, refused.overs,
+                                         'reserve')
+            raise
+        metrics.count_reservations('reserved', uuids)
+        return uuids
 
     def get_device_allocations(self, context, consumer_id):
         """The devices allocated to ``consumer_id``: ``{"allocations":
@@ -125,12 +135,18 @@ class QuotaEngine:
         validation.project_id(project_id)
         uuids = validation.reservation_uuids(reservations)
         self.driver.commit(context, project_id, uuids)
+        metrics.count_reservations('committed', uuids)
+        notifications.reservations_ended(context, 'commit', project_id,
+                                         uuids)
 
     def rollback(self, context, project_id, reservations):
         """Give the reservations' reserved counts back."""
         validation.project_id(project_id)
         uuids = validation.reservation_uuids(reservations)
         self.driver.rollback(context, project_id, uuids)
+        metrics.count_reservations('rolled_back', uuids)
+        notifications.reservations_ended(context, 'rollback', project_id,
+                                         uuids)
 
     def release(self, context, project_id, deltas, consumer_id=None):
         """Take positive ``deltas`` off ``used`` at once (a detach)."""
@@ -142,7 +158,11 @@ class QuotaEngine:
 
     def expire(self, context):
         """Roll back expired reservations; returns how many."""
-        return self.driver.expire(context)
+        expired = self.driver.expire(context)
+        if expired:
+            metrics.RESERVATIONS.labels('expired').inc(expired)
+            notifications.reservations_expired(context, expired)
+        return expired
 
     def purge(self, context):
         """Delete terminal reservation rows past their retention."""

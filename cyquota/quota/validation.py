@@ -89,7 +89,7 @@ def expire(value, now=None):
         if not 0 < value <= _MAX_EXPIRE.total_seconds():
             raise exception.InvalidExpire(
                 expire=value, reason='seconds from now must be above 0 and '
-                                     'at most %d' % _MAX_EXPIRE.total_seconds())
+                'at most %d' % _MAX_EXPIRE.total_seconds())
         return now + datetime.timedelta(seconds=value)
     given = value.isoformat() if isinstance(value, datetime.datetime) \
         else value

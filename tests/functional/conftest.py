@@ -10,8 +10,11 @@ import os
 import pytest
 
 from tests import fixtures
+from tests.functional import keystone_server
 from tests.functional.rabbitmq import (  # noqa: F401 (fixtures)
-    conductors, rabbit, rabbit_url)
+    conductors, rabbit, rabbit_url)  # noqa: H301 (fixtures, by name)
+from tests.functional.private_servers import (  # noqa: F401 (fixtures)
+    private_db, private_server)  # noqa: H301 (fixtures, by name)
 
 pytestmark = pytest.mark.functional
 
@@ -51,3 +54,20 @@ def backend(request, _server_databases):
 def db_url(backend, _server_databases):
     """The URL of the current backend's test database."""
     return _server_databases[backend]
+
+
+@pytest.fixture
+def worker_urls(db_url):
+    """The URLs that concurrent worker processes connect to, dealt out in
+    turn: the one test database here, a node each on a Galera cluster
+    (test_galera.py)."""
+    return [db_url]
+
+
+@pytest.fixture(scope='session')
+def keystone():
+    """A real Keystone (flat limits) with its admin, started once for the
+    session: setting one up costs about 20 s."""
+    with keystone_server.home() as home:
+        with home.serve('flat') as url:
+            yield keystone_server.Identity(url)

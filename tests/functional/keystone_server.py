@@ -6,7 +6,8 @@ honoured). A ``Home`` is a temporary directory with Keystone's
 configuration, a SQLite database and key repositories, set up once with
 keystone-manage (db_sync, fernet_setup, credential_setup, bootstrap); it
 then serves Keystone's WSGI application on a free port of 127.0.0.1 with
-the enforcement model a test asks for, one server at a time.
+the enforcement model a test asks for, one server at a time. ``Identity``
+creates projects, users with a role and their tokens on a running one.
 
 When the virtualenv cannot be built or Keystone does not start, the tests
 fail under CI (``CI=true``) and are skipped elsewhere.
@@ -23,7 +24,10 @@ import sys
 import tempfile
 import textwrap
 import time
+import uuid
 
+from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
 import pytest
 import requests
 
@@ -205,3 +209,55 @@ def _wait(process, url, timeout=90):
             pass
         time.sleep(0.2)
     unavailable('Keystone did not answer on %s within %ds' % (url, timeout))
+
+
+USER_PASSWORD = 'cyquota-test-user'
+
+
+class Identity:
+    """Projects, users with a role on a project, and their tokens."""
+
+    def __init__(self, url):
+        self.url = url
+        self.admin = ks_session.Session(auth=v3.Password(
+            auth_url=url, username='admin',
+            password=ADMIN_PASSWORD,
+            user_domain_id='default', project_name='admin',
+            project_domain_id='default'))
+        self.roles = {role['name']: role['id'] for role in self.admin.get(
+            url + '/roles').json()['roles']}
+
+    def authtoken_options(self):
+        """``[keystone_authtoken]`` for a cyquota-api checking tokens
+        against this Keystone as its admin."""
+        return {'www_authenticate_uri': self.url, 'auth_url': self.url,
+                'auth_type': 'password', 'username': 'admin',
+                'password': ADMIN_PASSWORD, 'project_name': 'admin',
+                'user_domain_id': 'default', 'project_domain_id': 'default'}
+
+    def _create(self, collection, body):
+        key = collection[:-1]
+        response = self.admin.post('%s/%s' % (self.url, collection),
+                                   json={key: body})
+        return response.json()[key]['id']
+
+    def role(self, name):
+        if name not in self.roles:
+            self.roles[name] = self._create('roles', {'name': name})
+        return self.roles[name]
+
+    def project(self):
+        return self._create('projects', {
+            'name': 'cyq-%s' % uuid.uuid4().hex[:8],
+            'domain_id': 'default'})
+
+    def token(self, role, project_id):
+        """A token of a new user holding ``role`` on ``project_id``."""
+        name = 'cyq-%s' % uuid.uuid4().hex[:8]
+        user_id = self._create('users', {'name': name, 'password': USER_PASSWORD,
+                                         'domain_id': 'default'})
+        self.admin.put('%s/projects/%s/users/%s/roles/%s' % (
+            self.url, project_id, user_id, self.role(role)))
+        return ks_session.Session(auth=v3.Password(
+            auth_url=self.url, username=name, password=USER_PASSWORD,
+            user_domain_id='default', project_id=project_id)).get_token()

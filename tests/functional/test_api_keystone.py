@@ -2,65 +2,10 @@
 Keystone (tests/functional/keystone_server.py): keystonemiddleware checks
 the tokens, and the policy personas come from the tokens' roles."""
 
-import uuid
-
-from keystoneauth1 import session as ks_session
-from keystoneauth1.identity import v3
 import pytest
 import requests
 
 from tests.functional import api_server
-from tests.functional import keystone_server
-
-PASSWORD = 'cyquota-test-user'
-
-
-class Identity:
-    """Projects, users with a role on a project, and their tokens."""
-
-    def __init__(self, url):
-        self.url = url
-        self.admin = ks_session.Session(auth=v3.Password(
-            auth_url=url, username='admin',
-            password=keystone_server.ADMIN_PASSWORD,
-            user_domain_id='default', project_name='admin',
-            project_domain_id='default'))
-        self.roles = {role['name']: role['id'] for role in self.admin.get(
-            url + '/roles').json()['roles']}
-
-    def _create(self, collection, body):
-        key = collection[:-1]
-        response = self.admin.post('%s/%s' % (self.url, collection),
-                                   json={key: body})
-        return response.json()[key]['id']
-
-    def role(self, name):
-        if name not in self.roles:
-            self.roles[name] = self._create('roles', {'name': name})
-        return self.roles[name]
-
-    def project(self):
-        return self._create('projects', {
-            'name': 'cyq-%s' % uuid.uuid4().hex[:8],
-            'domain_id': 'default'})
-
-    def token(self, role, project_id):
-        """A token of a new user holding ``role`` on ``project_id``."""
-        name = 'cyq-%s' % uuid.uuid4().hex[:8]
-        user_id = self._create('users', {'name': name, 'password': PASSWORD,
-                                         'domain_id': 'default'})
-        self.admin.put('%s/projects/%s/users/%s/roles/%s' % (
-            self.url, project_id, user_id, self.role(role)))
-        return ks_session.Session(auth=v3.Password(
-            auth_url=self.url, username=name, password=PASSWORD,
-            user_domain_id='default', project_id=project_id)).get_token()
-
-
-@pytest.fixture(scope='module')
-def keystone():
-    with keystone_server.home() as home:
-        with home.serve('flat') as url:
-            yield Identity(url)
 
 
 @pytest.fixture(scope='module')
@@ -70,13 +15,7 @@ def server(keystone, tmp_path_factory):
         'sqlite:///%s' % (directory / 'cyquota.sqlite'), directory=directory,
         options={
             'api': {'auth_strategy': 'keystone'},
-            'keystone_authtoken': {
-                'www_authenticate_uri': keystone.url,
-                'auth_url': keystone.url, 'auth_type': 'password',
-                'username': 'admin',
-                'password': keystone_server.ADMIN_PASSWORD,
-                'project_name': 'admin', 'user_domain_id': 'default',
-                'project_domain_id': 'default'}})
+            'keystone_authtoken': keystone.authtoken_options()})
     server.manage('db', 'sync')
     with server:
         yield server
@@ -89,13 +28,59 @@ def _get(server, path, token=None):
     return requests.get(server.url + path, headers=headers, timeout=30)
 
 
+def _error(response):
+    """The one error of an API error document (SPEC 4.1)."""
+    [error] = response.json()['errors']
+    assert set(error) == {'status', 'code', 'title', 'detail', 'request_id'}
+    assert error['status'] == response.status_code
+    assert error['request_id'] == response.headers['X-Openstack-Request-Id']
+    return error
+
+
 def test_no_token_is_401_but_the_version_document_is_open(server, keystone):
     refused = _get(server, '/v1/quota_usages/spoofed')
     assert refused.status_code == 401
     assert refused.headers['WWW-Authenticate'] == (
         'Keystone uri="%s"' % keystone.url)
-    assert _get(server, '/v1/limits/model', 'not-a-token').status_code == 401
+    error = _error(refused)
+    assert (error['code'], error['title'], error['detail']) == (
+        'cyquota.unauthorized', 'Unauthorized',
+        'The request you have made requires authentication.')
+    bad_token = _get(server, '/v1/limits/model', 'not-a-token')
+    assert bad_token.status_code == 401
+    assert _error(bad_token)['code'] == 'cyquota.unauthorized'
     assert _get(server, '/').json()['versions'][0]['id'] == 'v1'
+
+
+def test_operator_endpoints_need_no_token(server):
+    assert requests.get(server.url + '/healthcheck', timeout=30).text == (
+        'Database OK')
+    assert 'cyquota_api_request_duration_seconds' in requests.get(
+        server.url + '/metrics', timeout=30).text
+
+
+def test_keystone_unreachable_is_503_in_the_error_document(tmp_path):
+    away = 'http://127.0.0.1:%d/v3' % api_server.support.free_port()
+    server = api_server.ApiServer(
+        'sqlite:///%s' % (tmp_path / 'cyquota.sqlite'), directory=tmp_path,
+        options={
+            'api': {'auth_strategy': 'keystone'},
+            'keystone_authtoken': {
+                'www_authenticate_uri': away, 'auth_url': away,
+                'auth_type': 'password', 'username': 'admin',
+                'password': 'unused', 'project_name': 'admin',
+                'user_domain_id': 'default',
+                'project_domain_id': 'default',
+                'http_request_max_retries': '0'}})
+    server.manage('db', 'sync')
+    with server:
+        refused = _get(server, '/v1/limits/model', 'some-token')
+    assert refused.status_code == 503
+    assert refused.headers['Content-Type'] == 'application/json'
+    error = _error(refused)
+    assert (error['code'], error['detail']) == (
+        'cyquota.service_unavailable',
+        'The Keystone service is temporarily unavailable.')
 
 
 def test_token_roles_are_the_policy_personas(server, keystone):

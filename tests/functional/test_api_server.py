@@ -1,13 +1,22 @@
 """cyquota-api as a real process: started from its console script with a
 configuration file, talked to over HTTP with requests, stopped by SIGTERM;
 on the embedded SQLite file and on the real PostgreSQL and MariaDB, with
-concurrent requests racing for the last units of a limit."""
+concurrent requests racing for the last units of a limit; and, in
+process on PostgreSQL, how many statements the agent's and admin's reads
+take."""
 
 import concurrent.futures
+import datetime
 
 import pytest
 import requests
+from sqlalchemy import event
+import webtest
 
+from cyquota.api import app
+from cyquota.db import api as db_api
+from cyquota.placement import inventories
+from cyquota.placement import providers
 from tests.functional import api_server
 
 ADMIN = {'X-Project-Id': 'admin-project', 'X-User-Id': 'admin',
@@ -137,3 +146,44 @@ def test_cyquota_api_on_a_database_server(server):
         request_id = _walkthrough(server)
         _concurrent_reserves(server)
     _stops_cleanly(server, request_id)
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_reads_take_a_fixed_number_of_statements(backend, ctx):
+    """A usage read is one statement per concern (counts, limits, parent);
+    a lease list costs the same for one lease as for three."""
+    statements = []
+
+    def record(conn, cursor, statement, *args):
+        statements.append(statement)
+
+    def count(path):
+        statements.clear()
+        http.get(path, headers=ADMIN)
+        return len(statements)
+
+    def lease(hour):
+        start = datetime.datetime(2100, 1, 1) + datetime.timedelta(hours=hour)
+        http.post_json('/v1/leases', headers=ADMIN, params={'lease': {
+            'project_id': 'p1', 'start_date': start.isoformat() + 'Z',
+            'end_date': (start + datetime.timedelta(hours=1)).isoformat()
+            + 'Z', 'reservations': [
+                {'resource_type': 'accelerator:FPGA', 'amount': 1}]}})
+
+    http = webtest.TestApp(app.setup_app())
+    device = providers.create(ctx, 'dev1').uuid
+    inventories.set_all(ctx, device, providers.get(ctx, device).generation,
+                        {'FPGA': {'total': 4}})
+    engine = db_api.get_engine()
+    event.listen(engine, 'before_cursor_execute', record)
+    try:
+        assert count('/v1/quota_usages/p1') == 3
+        lease(0)
+        one = count('/v1/leases?project_id=p1')
+        lease(1)
+        lease(2)
+        assert len(http.get('/v1/leases?project_id=p1',
+                            headers=ADMIN).json['leases']) == 3
+        assert count('/v1/leases?project_id=p1') == one == 4
+    finally:
+        event.remove(engine, 'before_cursor_execute', record)

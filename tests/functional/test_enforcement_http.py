@@ -335,8 +335,8 @@ def test_a_missing_ca_file_is_a_config_error(tmp_path):
 
 # -- on-end --------------------------------------------------------------
 
-@pytest.mark.parametrize('answer', [(500, b'boom'), (403, b'{"message": '
-                                                           b'"late"}')])
+@pytest.mark.parametrize('answer', [(500, b'boom'),
+                                    (403, b'{"message": "late"}')])
 def test_on_end_errors_are_logged_only(tmp_path, services, answer, logs):
     service = services(answer=answer)
     chain.FilterChain([make_filter(tmp_path, service.url)]).on_end(

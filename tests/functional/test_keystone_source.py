@@ -7,9 +7,9 @@ import os
 import time
 import uuid
 
+from keystoneauth1.identity import v3
 from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
-from keystoneauth1.identity import v3
 from oslo_limit import limit as oslo_limit
 import pytest
 import redis

@@ -21,13 +21,15 @@ from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit import test_engine
 from tests.unit.test_ledger_statements import (  # noqa: F401 (and here)
+    test_a_detach_takes_the_same_path,  # noqa: H301
     test_a_refused_update_falls_back_to_the_locked_path,
+    test_every_resource_of_a_reserve_in_the_same_statement,
     test_reserve_and_commit_change_counts_without_reading_them,
     test_rollback_and_expiry_touch_no_consumer,
     test_unlimited_and_zero_limits_in_the_statement,
 )
 from tests.unit.test_engine import (  # noqa: F401 (run here on each server)
-    counts,
+    counts,  # noqa: H301 (fixtures and tests, by name)
     rows,
     test_a_batch_is_applied_in_creation_order,
     test_a_batch_may_mix_pending_and_done_reservations,

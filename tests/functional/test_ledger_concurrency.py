@@ -22,10 +22,10 @@ import sqlalchemy as sa
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
-from cyquota.db import models
 from cyquota import exception
 from cyquota.quota import QUOTAS
 from tests import fixtures
+from tests.functional import ledger_books
 
 WORKERS = 8
 OPERATIONS = 400  # per worker
@@ -36,16 +36,18 @@ LIMITS = {('storm-a', 'FPGA'): 2, ('storm-a', 'GPU'): 4,
 PROJECTS = sorted({p for p, _ in LIMITS})
 RESOURCES = ('FPGA', 'GPU')
 LONG_EXPIRE = 600
+# Operations the storm must get through to mean something: a few thousand
+# on a quiet machine, fewer when it is shared and slow.
+MIN_OPERATIONS = 500
 SPAWN = multiprocessing.get_context('spawn')
 
 _start = None
 
 
-def _start_worker(url, start):
+def _start_worker(start):
     global _start
     _start = start
     CONF([], project='cyquota', default_config_files=[])
-    fixtures.use_database(url, migrate=False)
     # The storm releases more than it holds on purpose: the drift it
     # causes is checked afterwards, not logged.
     logging.getLogger('cyquota.quota.driver').setLevel(logging.ERROR)
@@ -184,32 +186,23 @@ class Worker:
         self.done['expire runs'] += 1
 
 
-def _storm(number):
-    """A worker process's storm; starts with every other worker."""
+def _storm(number, url):
+    """A worker process's storm on database ``url``; starts with every
+    other worker."""
+    fixtures.use_database(url, migrate=False)
     _start.wait(timeout=120)
     return Worker(number).run(time.monotonic() + STORM_SECONDS)
 
 
-def _within_limits(observations):
-    """The observations that break used + reserved <= limit, or a count
-    below zero."""
-    return [o for o in observations
-            if min(o[-2:]) < 0 or 0 <= o[2] < o[3] + o[4]]
-
-
-def _table(name):
-    table = models.Base.metadata.tables[name]
-    with db_api.get_engine().connect() as conn:
-        return [dict(r) for r in conn.execute(sa.select(table)).mappings()]
-
-
-def test_storm_keeps_the_books(backend, db_url, ctx):
+def test_storm_keeps_the_books(backend, worker_urls, ctx):
     for (project, resource), limit in LIMITS.items():
         QUOTAS.limits.set_project_limit(ctx, project, resource, limit)
     start = SPAWN.Barrier(WORKERS + 1)
     polls = []
-    with SPAWN.Pool(WORKERS, _start_worker, (db_url, start)) as pool:
-        storm = pool.map_async(_storm, range(WORKERS), chunksize=1)
+    with SPAWN.Pool(WORKERS, _start_worker, (start,)) as pool:
+        storm = pool.starmap_async(
+            _storm, [(n, worker_urls[n % len(worker_urls)])
+                     for n in range(WORKERS)], chunksize=1)
         start.wait(timeout=120)
         began = time.monotonic()
         query = sa.text('SELECT project_id, resource, used, reserved '
@@ -231,20 +224,21 @@ def test_storm_keeps_the_books(backend, db_url, ctx):
         backend, took, dict(done), len(polls),
         sum(len(r['observed']) for r in results)))
     assert [e for r in results for e in r['errors']] == []
-    # A few thousand on a quiet machine; fewer when it is shared and slow.
-    assert sum(done.values()) >= 500
+    assert sum(done.values()) >= MIN_OPERATIONS
     for what in ('over quota', 'committed', 'rolled back', 'released',
                  'retried', 'expire runs'):
         assert done[what], what
 
     # Every observation, by the workers and by the poller, within limits.
     assert polls
-    assert _within_limits(polls) == []
-    assert _within_limits([o for r in results for o in r['observed']]) == []
+    assert ledger_books.over_limit(polls) == []
+    assert ledger_books.over_limit(
+        [o for r in results for o in r['observed']]) == []
 
-    # Each uuid a worker was given is one row, in a state that agrees with
-    # what the worker was told; there are no other rows.
-    rows = {r['uuid']: r for r in _table('reservations')}
+    # The counts are the sum of the rows, none over its limit. Each uuid a
+    # worker was given is one row, in a state that agrees with what the
+    # worker was told; there are no other rows.
+    rows = ledger_books.assert_books_balance(LIMITS)
     outcomes = {}
     for result in results:
         assert not set(result['outcomes']) & set(outcomes)
@@ -260,28 +254,4 @@ def test_storm_keeps_the_books(backend, db_url, ctx):
     assert swept <= statuses['expired'] <= swept + late
     assert statuses['expired'] > 0
 
-    # The counts are the sum of the rows: reserved, the positive deltas of
-    # reserved rows; used, the deltas of committed rows (releases
-    # included) less what could not be taken (used_below_zero drift).
-    reserved, used = collections.Counter(), collections.Counter()
-    for row in rows.values():
-        key = (row['project_id'], row['resource'])
-        if row['status'] == models.RESERVED and row['delta'] > 0:
-            reserved[key] += row['delta']
-        elif row['status'] == models.COMMITTED:
-            used[key] += row['delta']
-    drift = _table('drift_events')
-    for event in drift:
-        if event['kind'] == 'used_below_zero':
-            used[(event['project_id'], event['resource'])] += (
-                event['applied'] - event['requested'])
-    assert 'reserved_below_zero' not in {e['kind'] for e in drift}
-    usages = _table('quota_usages')
-    assert len(usages) == len({(u['project_id'], u['resource'])
-                               for u in usages})
-    for usage in usages:
-        key = (usage['project_id'], usage['resource'])
-        assert (usage['used'], usage['reserved']) == (used[key],
-                                                      reserved[key]), key
-        assert usage['used'] + usage['reserved'] <= LIMITS[key], key
-    assert min(c['used'] for c in _table('consumer_usages')) >= 0
+    assert min(c['used'] for c in ledger_books.table('consumer_usages')) >= 0

@@ -69,7 +69,8 @@ def _tree_total(session, children):
         .where(models.QuotaUsage.project_id.in_(members))).scalar()
 
 
-def test_tree_never_exceeds_root_limit_and_ends_full(backend, db_url, ctx):
+def test_tree_never_exceeds_root_limit_and_ends_full(backend, db_url,
+                                                     worker_urls, ctx):
     _strict(db_url)
     store = quota.QUOTAS.limits
     store.set_project(ctx, ROOT)
@@ -82,7 +83,8 @@ def test_tree_never_exceeds_root_limit_and_ends_full(backend, db_url, ctx):
     start = spawn.Event()
     results = spawn.Queue()
     workers = [spawn.Process(target=_worker,
-                             args=(db_url, w, start, results))
+                             args=(worker_urls[w % len(worker_urls)], w,
+                                   start, results))
                for w in range(WORKERS)]
     for process in workers:
         process.start()

@@ -173,8 +173,8 @@ def test_unlimited_by_default(db, ctx):
     QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': big}))
     QUOTAS.reserve(ctx, 'p1', {'FPGA': big})
     usage = QUOTAS.get_project_usage(ctx, 'p1')['FPGA']
-    assert usage == dict(limit=-1, used=big, reserved=big, leased=0, promised=0,
-                         available=-1)
+    assert usage == dict(limit=-1, used=big, reserved=big, leased=0,
+                         promised=0, available=-1)
 
 
 def test_negative_delta_touches_used_only_on_commit(db, ctx):

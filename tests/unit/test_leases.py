@@ -13,7 +13,7 @@ from cyquota import exception
 from cyquota import leases
 from cyquota.quota import QUOTAS
 from tests.unit.placement.conftest import Tree
-from tests.unit.test_engine import START, clock, rows  # noqa: F401
+from tests.unit.test_engine import START, clock, rows  # noqa: F401,H301
 
 LEASES = leases.LEASES
 HOUR = datetime.timedelta(hours=1)
@@ -248,8 +248,8 @@ def test_a_refused_update_changes_nothing(service, ctx):
         at(2), at(5))
 
 
-def test_on_end_is_told_after_the_end_and_cannot_undo_it(service, ctx,
-                                                        clock):  # noqa: F811
+def test_on_end_is_told_after_the_end_and_cannot_undo_it(
+        service, ctx, clock):  # noqa: F811
     early = lease(ctx, 1, 'now', at(2))
     due = lease(ctx, 1, 'now', at(1))
     service.answer = (500, b'broken')

@@ -2,9 +2,10 @@
 
 Speed is measured in ``benchmarks/``; these tests pin down what makes it:
 the common reserve and commit change each count with one conditional
-UPDATE and lock no usage row first, a commit locks its reservations
-before any count (the lock order of cyquota.quota.ledger), and every refusal falls
-back to the locked path, which reads the rows to say why.
+UPDATE and lock no usage row first (on PostgreSQL, the whole operation is
+one statement), a commit locks its reservations before any count (the
+lock order of cyquota.quota.ledger), and every refusal falls back to the
+locked path, which reads the rows to say why.
 """
 
 import contextlib
@@ -15,11 +16,12 @@ import sqlalchemy as sa
 
 from cyquota.db import api as db_api
 from cyquota import exception
-from cyquota.quota import QUOTAS
 from cyquota.quota.limits import local
-from tests.unit.test_engine import clock, counts  # noqa: F401 (fixture)
+from cyquota.quota import QUOTAS
+from tests.unit.test_engine import clock, counts, rows  # noqa: F401,H301
 
-_CONTROL = re.compile(r'(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b')
+_CONTROL = re.compile(
+    r'(BEGIN(?! NOT ATOMIC)|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b')
 
 
 @pytest.fixture
@@ -27,10 +29,21 @@ def db(sqlite_db, clock):  # noqa: F811 (the fixture imported above)
     return clock
 
 
+# What the parts of a statement of data-modifying CTEs, or of a compound
+# statement (a statement a line), change.
+_CHANGE = re.compile(r'(?:\(|^)(UPDATE|INSERT INTO) (\w+)', re.M)
+
+
 def _shape(statement):
-    """``VERB table`` of a statement, ``+ FOR UPDATE`` when it locks."""
+    """``VERB table`` of a statement, ``+ FOR UPDATE`` when it locks; of
+    a statement of data-modifying CTEs (``WITH``) or a compound statement
+    (``BEGIN``), that word and what its parts change."""
     words = statement.split()
     verb = words[0]
+    if verb in ('WITH', 'BEGIN'):
+        return verb + ' ' + ', '.join(
+            '%s %s' % (change.split()[0], table)
+            for change, table in _CHANGE.findall(statement))
     table = {'SELECT': lambda: words[words.index('FROM') + 1],
              'UPDATE': lambda: words[1],
              'INSERT': lambda: words[2]}[verb]()
@@ -62,6 +75,15 @@ def _locking_select(table):
     return 'SELECT %s FOR UPDATE' % table
 
 
+def _one_statement():
+    """The word the one-statement operations start with: ``WITH`` (CTEs,
+    PostgreSQL), ``BEGIN`` (a compound statement, MariaDB), or None."""
+    dialect = db_api.get_engine().dialect
+    if dialect.name == 'mysql' and dialect.is_mariadb:
+        return 'BEGIN'
+    return 'WITH' if dialect.name == 'postgresql' else None
+
+
 def _ending():
     """What ending a reservation runs before it touches the counts."""
     if db_api.get_engine().dialect.update_returning:
@@ -69,17 +91,54 @@ def _ending():
     return [_locking_select('reservations'), 'UPDATE reservations']
 
 
+def _reserving(request_id=False, resources=1):
+    """What a reserve that fits runs: no read before its first write."""
+    word = _one_statement()
+    if word == 'WITH':
+        return ['WITH ' + ', '.join(
+            ['UPDATE quota_usages, INSERT reservations'] * resources)]
+    if word == 'BEGIN':
+        return ['BEGIN ' + ', '.join(['UPDATE quota_usages'] * resources
+                                     + ['INSERT reservations'] * resources)]
+    return ['UPDATE quota_usages'] * resources + (
+        ['SELECT reservations'] if request_id else []) + [
+        'INSERT reservations'] * resources
+
+
+_BLOCK_COMMIT = ('BEGIN UPDATE reservations, UPDATE quota_usages, '
+                 'INSERT consumer_usages, UPDATE consumer_usages')
+
+
+def _committing(resources=1):
+    """What a commit of one reserve runs: on MariaDB, one statement for
+    one resource, else that attempt, rolled back, and the steps."""
+    if _one_statement() == 'WITH':
+        return ['WITH UPDATE reservations, UPDATE quota_usages, '
+                'INSERT consumer_usages, UPDATE consumer_usages']
+    steps = _ending() + ['UPDATE quota_usages'] * resources + [
+        'UPDATE consumer_usages'] * resources
+    if _one_statement() == 'BEGIN':
+        return [_BLOCK_COMMIT] + (steps if resources > 1 else [])
+    return steps
+
+
+def _rolling_back():
+    if _one_statement() == 'WITH':
+        return ['WITH UPDATE reservations, UPDATE quota_usages']
+    if _one_statement() == 'BEGIN':
+        return ['BEGIN UPDATE reservations, UPDATE quota_usages']
+    return _ending() + ['UPDATE quota_usages']
+
+
 def test_reserve_and_commit_change_counts_without_reading_them(db, ctx):
     local.LocalLimitSource().set_registered_limit(ctx, 'FPGA', 10)
     QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}))
     with statements() as reserve:
         uuids = QUOTAS.reserve(ctx, 'p1', {'FPGA': 2}, request_id='r-1')
-    assert reserve == ['UPDATE quota_usages', 'SELECT reservations',
-                       'INSERT reservations']
+    assert reserve == _reserving(request_id=True)
     with statements() as commit:
         QUOTAS.commit(ctx, 'p1', uuids)
-    assert commit == _ending() + [
-        'UPDATE quota_usages', 'UPDATE consumer_usages']
+    assert commit == _committing()
     assert counts(ctx) == (3, 0)
 
 
@@ -88,8 +147,7 @@ def test_rollback_and_expiry_touch_no_consumer(db, ctx):
     uuids = QUOTAS.reserve(ctx, 'p1', {'FPGA': 2})
     with statements() as rollback:
         QUOTAS.rollback(ctx, 'p1', uuids)
-    assert rollback == _ending() + [
-        'UPDATE quota_usages']
+    assert rollback == _rolling_back()
     QUOTAS.reserve(ctx, 'p1', {'FPGA': 2}, expire=5)
     db.advance(6)
     with statements() as expire:
@@ -119,7 +177,7 @@ def test_a_refused_update_falls_back_to_the_locked_path(db, ctx, case):
                 'r-1' if case == 'request id seen' else 'r-2'))
         except (exception.OverQuota, exception.InvalidDelta):
             pass
-    assert seen[0] == 'UPDATE quota_usages'
+    assert seen[0] == _reserving()[0]
     assert any(s.startswith('SELECT quota_usages') for s in seen), seen
     expected = {'first use': (0, 1), 'over quota': (1, 0),
                 'overflow': (1, 0), 'request id seen': (1, 0)}[case]
@@ -133,9 +191,47 @@ def test_unlimited_and_zero_limits_in_the_statement(db, ctx):
     source.set_project_limit(ctx, 'p1', 'FPGA', -1)
     with statements() as seen:
         QUOTAS.reserve(ctx, 'p1', {'FPGA': 1000})
-    assert seen == ['UPDATE quota_usages', 'INSERT reservations']
+    assert seen == _reserving()
     source.set_project_limit(ctx, 'p1', 'FPGA', 0)
     with pytest.raises(exception.OverQuota) as raised:
         QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
     assert raised.value.overs[0]['limit'] == 0
     assert counts(ctx) == (1, 1000)
+
+
+def test_a_detach_takes_the_same_path(db, ctx):
+    # Cinder's detach: reserve -1, then commit it.
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 2},
+                                            consumer_id='vm'))
+    with statements() as reserve:
+        uuids = QUOTAS.reserve(ctx, 'p1', {'FPGA': -1}, consumer_id='vm')
+    assert reserve == _reserving()
+    assert counts(ctx) == (2, 0)
+    with statements() as commit:
+        QUOTAS.commit(ctx, 'p1', uuids)
+    assert commit == _committing()
+    assert counts(ctx) == (1, 0)
+    assert [(r['consumer_id'], r['used'])
+            for r in rows('consumer_usages')] == [('vm', 1)]
+
+
+def test_every_resource_of_a_reserve_in_the_same_statement(db, ctx):
+    source = local.LocalLimitSource()
+    source.set_registered_limit(ctx, 'GPU', 2)
+    for resource in ('FPGA', 'GPU'):
+        QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {resource: 1}))
+    with statements() as reserve:
+        uuids = QUOTAS.reserve(ctx, 'p1', {'GPU': 1, 'FPGA': 3})
+    assert reserve == _reserving(resources=2)
+    with statements() as commit:
+        QUOTAS.commit(ctx, 'p1', uuids)
+    assert commit == _committing(resources=2)
+    assert [counts(ctx, resource=r) for r in ('FPGA', 'GPU')] == [
+        (4, 0), (2, 0)]
+    # GPU is full: the first resource's write is undone, and the locked
+    # path says why.
+    with pytest.raises(exception.OverQuota) as raised:
+        QUOTAS.reserve(ctx, 'p1', {'FPGA': 1, 'GPU': 1})
+    assert [o['resource'] for o in raised.value.overs] == ['GPU']
+    assert [counts(ctx, resource=r) for r in ('FPGA', 'GPU')] == [
+        (4, 0), (2, 0)]

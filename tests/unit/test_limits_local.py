@@ -65,8 +65,8 @@ def test_parent_and_children(store, ctx):
     assert store.get_children(ctx, 'A') == ['B', 'C']
     assert store.get_parent(ctx, 'B') == 'A'
     assert store.get_parent(ctx, 'A') is None
-    assert store.source.get_project(ctx, 'A') == dict(id='A', parent_id=None,
-                                               name='alpha')
+    assert store.source.get_project(ctx, 'A') == dict(
+        id='A', parent_id=None, name='alpha')
 
 
 def test_flat_judges_no_hierarchy(sqlite_db, ctx):

@@ -1,5 +1,6 @@
 """cyquota-manage as an operator runs it: a real process, a config file."""
 
+import sqlite3
 import subprocess
 import sys
 
@@ -105,3 +106,45 @@ def test_agent_reports_in_check_and_sync(manage, ctx):
         ['proj-a', 'FPGA', 'consumer vm1', '2', '1'],
         ['proj-a', 'FPGA', 'used', '2', '1']]
     assert manage('quota', 'check').returncode == 0
+
+
+def test_no_command_lists_the_categories(manage):
+    result = manage()
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        'cyquota-manage: a command is required: db (database schema); '
+        'quota (reconcile counts with records); usage (quota usage) '
+        '(see cyquota-manage --help)')
+
+
+def test_help_describes_the_command(manage):
+    result = manage('--help')
+    assert result.returncode == 0
+    assert 'Administer the cyquota database and quota ledger' in result.stdout
+
+
+def test_usage_show_on_no_rows_says_so(manage):
+    assert manage('db', 'sync').returncode == 0
+    result = manage('usage', 'show', '--resource', 'GPU')
+    assert (result.returncode, result.stdout) == (
+        0, 'No usage rows for resource GPU.\n')
+
+
+def test_commands_never_create_the_database(manage, tmp_path):
+    database = tmp_path / 'cyquota.sqlite'
+    for command in (('usage', 'show'), ('quota', 'sync')):
+        result = manage(*command)
+        assert result.returncode == 1
+        assert result.stderr == (
+            'cyquota-manage: database file %s does not exist: run '
+            'cyquota-manage db sync\n' % database)
+    assert manage('db', 'version').stdout == 'None (run "db sync")\n'
+    assert not database.exists()
+
+
+def test_commands_refuse_an_unmigrated_database(manage, tmp_path):
+    sqlite3.connect(tmp_path / 'cyquota.sqlite').close()
+    result = manage('usage', 'show')
+    assert result.returncode == 1
+    assert result.stderr == ('cyquota-manage: database not migrated: run '
+                             'cyquota-manage db sync\n')

@@ -1,7 +1,8 @@
 """The ledger: per (project, resource) ``used`` and ``reserved`` counts,
 reservation rows, what consumers hold, and the locks that keep them right.
 
-One concept a module: ``statements`` (the SQL, built once), ``usage``
+One concept a module: ``statements`` (the SQL, built once),
+``one_statement`` (PostgreSQL's one-round-trip forms of them), ``usage``
 (usage rows locked and written, drift events), ``consumers``, ``reserve``,
 ``settle`` (commit, rollback, expiry), ``release``, ``reads`` and
 ``upkeep`` (purge, and the locked corrections that repair applies) and
@@ -26,14 +27,30 @@ Locking discipline, the whole of the ledger's concurrency story:
   and delta never change, so they may be read unlocked.
 * When the model lets a project's own row decide (flat), the common cases
   change each count with one conditional UPDATE rather than locking and
-  reading the usage row first: a reserve adds to ``reserved`` only where
-  ``used + reserved + delta`` fits the limit (which the statement reads
-  itself when the limits are in this database), and an end moves counts
-  only where none goes below zero. When such an UPDATE changes no row (no
-  row yet, over quota, drift, or a reserve's request id was seen before),
-  the locked path decides: it locks the rows with ``SELECT ... FOR
-  UPDATE``, reads them, and says exactly why (a reserve rolls its attempt
-  back first).
+  reading the usage row first: a reserve adds a positive delta to
+  ``reserved`` only where ``used + reserved + delta`` (and ``promised``)
+  fits the limit (which the statement reads itself when the limits are in
+  this database), or takes a negative one (a detach) only where ``used``
+  covers it; an end moves counts only where none goes below zero. When
+  such an UPDATE changes no row (no row yet, over quota, drift, or a
+  reserve's request id was seen before), the locked path decides: it
+  locks the rows with ``SELECT ... FOR UPDATE``, reads them, and says
+  exactly why (a reserve rolls its attempt back first).
+* On PostgreSQL and MariaDB each of these common operations is one
+  statement and COMMIT (``one_statement``). On PostgreSQL a reserve
+  chains, resource by resource, the conditional UPDATE and the INSERT of
+  its reservation as data-modifying CTEs, each UPDATE waiting for the
+  previous INSERT; a commit or rollback ends the reservation rows
+  (``UPDATE ... RETURNING``), then moves the counts of the resources they
+  name, then (a commit) what their consumers hold, each CTE reading the
+  one before, so the lock order above holds inside the statement (but for
+  the usage rows of an end of several resources, which one UPDATE locks
+  in no set order: the rare deadlock of two such ends is retried).
+  MariaDB runs the same steps in one compound statement (``BEGIN NOT
+  ATOMIC``), one after the other, and ends that way only reservations all
+  still reserved and of one resource (a commit: of one consumer), locked
+  by uuid first; any other end rolls that attempt back and takes the
+  steps. SQLite runs the steps one statement each.
 * Every read that follows a lock sees all that was committed under it:
   PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
   to READ COMMITTED too (``db_api``).

@@ -10,6 +10,12 @@ from cyquota.quota.limits import model as model_protocol
 _usages = sql.USAGES
 _reservations = sql.RESERVATIONS
 
+# Built once: it runs on every usage read.
+_PROJECT_USAGE = (
+    sa.select(_usages.c.resource, _usages.c.used, _usages.c.reserved,
+              _usages.c.leased, _usages.c.promised)
+    .where(_usages.c.project_id == sa.bindparam('project_id')))
+
 
 class Reads:
     """The reads of one enforcement model (``limits.model``)."""
@@ -23,11 +29,9 @@ class Reads:
         model adds (under strict-two-level, ``tree``: ``{root_id, limit,
         used, reserved, available}`` of the project's whole tree)."""
         with db_api.reader(context) as session:
-            rows = session.execute(
-                sa.select(_usages.c.resource, _usages.c.used,
-                          _usages.c.reserved, _usages.c.leased,
-                          _usages.c.promised)
-                .where(_usages.c.project_id == project_id)).all()
+            # Core, not the ORM session: these are plain rows.
+            rows = session.connection().execute(
+                _PROJECT_USAGE, {'project_id': project_id}).all()
             found = {r.resource: (r.used, r.reserved, r.leased, r.promised)
                      for r in rows}
             scope = self.model.read(context, session, project_id, resources)

@@ -49,8 +49,8 @@ class Release:
                     usage_rows.record_drift(
                         session, project_id, resource, consumer_id,
                         'release_below_zero', amount, applied,
-                        'release of %d with only %d used' % (amount,
-                                                            applied))
+                        'release of %d with only %d used'
+                        % (amount, applied))
                 consumers.add(session, project_id, resource, consumer_id,
                               -amount)
                 rows.append(dict(uuid=uuidutils.generate_uuid(),

@@ -1,14 +1,15 @@
 """Reserve: hold quota for a project until commit, rollback or expiry.
 
 Two paths. When the enforcement model lets a project's own usage row
-decide and every delta is positive, each count is changed by one
-conditional UPDATE that adds to ``reserved`` only if the total fits the
-limit (read by the statement itself when the limits are in this
-database), and the reservation rows are inserted without reading any
-usage row. Anything else, and any such UPDATE that changes no row (no row
-yet, over quota, overflow, a request id seen before), takes the locked
-path: it locks what the model's rule reads and the usage rows, reads them,
-and decides, saying exactly why it refuses.
+decide, each count is changed by one conditional UPDATE that adds a
+positive delta to ``reserved`` only if the total fits the limit (read by
+the statement itself when the limits are in this database), or checks
+that a negative one leaves ``used`` at zero or more, and the reservation
+rows are inserted without reading any usage row; on PostgreSQL and
+MariaDB all of it is one statement (``one_statement``). Anything else, and any such UPDATE
+that changes no row (no row yet, over quota, overflow, a request id seen
+before), takes the locked path: it locks what the model's rule reads and
+the usage rows, reads them, and decides, saying exactly why it refuses.
 """
 
 from oslo_db import exception as db_exc
@@ -18,6 +19,7 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
+from cyquota.quota.ledger import one_statement
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 from cyquota.quota.limits import model as model_protocol
@@ -41,8 +43,11 @@ class Reserve:
         limit = model.limit_sql()
         #: Whether the conditional UPDATE reads the limit itself.
         self._limit_in_sql = limit is not None
-        self._statement = sql.reserve_if_fits(
-            sa.bindparam('_limit') if limit is None else limit)
+        self._limit = sa.bindparam('_limit') if limit is None else limit
+        self._statement = sql.reserve_if_fits(self._limit)
+        #: The one-statement reserves (``one_statement.reserve``), by
+        #: (dialect, resources, request id).
+        self._one_statements = {}
 
     @db_api.retry_on_conflict
     def __call__(self, context, project_id, deltas, expire, request_id=None,
@@ -51,8 +56,7 @@ class Reserve:
         returns the reservation uuids in resource order (``[]`` for a dry
         run, which writes nothing). ``devices``: a device request to
         allocate to ``consumer_id`` in the same transaction."""
-        if (not dry_run and devices is None and self.model.decides_by_own_row
-                and min(deltas.values()) > 0):
+        if not dry_run and devices is None and self.model.decides_by_own_row:
             uuids = self._conditional(context, project_id, deltas, expire,
                                       request_id, consumer_id)
             if uuids is not None:
@@ -62,11 +66,16 @@ class Reserve:
 
     def _conditional(self, context, project_id, deltas, expire, request_id,
                      consumer_id):
-        """One conditional UPDATE per resource and one INSERT each, reading
-        no row but, with a ``request_id``, whether it was used before.
+        """The conditional UPDATE and the INSERT of each resource, reading
+        no row but, with a ``request_id``, whether it was used before: on
+        PostgreSQL and MariaDB all in one statement, on SQLite one
+        statement each.
         None, with nothing written, when the locked path must decide."""
         params = dict(_project_id=project_id, _request_id=request_id,
-                      _now=models.utcnow())
+                      _now=models.utcnow(), _expire=expire,
+                      _status=models.RESERVED, _consumer_id=consumer_id,
+                      _devices=False)
+        params['_created_at'] = params['_now']
         limits = {}
         if self._limit_in_sql:
             params['_default'] = self.model.source.unregistered_limit
@@ -74,25 +83,52 @@ class Reserve:
             # Limits from elsewhere (Keystone) are read before any lock.
             limits = self.model.project_limits(context, project_id,
                                                list(deltas))
-        rows = [dict(params, _resource=resource, _delta=delta,
+        rows = [dict(_resource=resource, _delta=delta,
                      _limit=limits.get(resource),
-                     _uuid=uuidutils.generate_uuid(), _expire=expire,
-                     _status=models.RESERVED, _consumer_id=consumer_id,
-                     _devices=False, _created_at=params['_now'])
+                     _uuid=uuidutils.generate_uuid())
                 for resource, delta in deltas.items()]
         try:
             with db_api.writer_connection(context) as conn:
-                for row in rows:
-                    if conn.execute(self._statement, row).rowcount != 1:
-                        raise _Undecided()
-                if request_id is not None and conn.execute(
-                        sql.REQUEST_SEEN, params).first() is not None:
-                    raise _Undecided()
-                for row in rows:
-                    conn.execute(sql.INSERT_RESERVATION_OF_USAGE, row)
+                one = self._one_statement(conn.dialect, len(rows),
+                                          request_id is not None)
+                if one is None:
+                    self._statement_by_statement(conn, params, rows)
+                else:
+                    self._in_one_statement(conn, *one, params, rows)
         except (_Undecided, db_exc.DBDuplicateEntry):
             return None
         return [row['_uuid'] for row in rows]
+
+    def _one_statement(self, dialect, count, request_id):
+        key = (dialect.name, count, request_id)
+        if key not in self._one_statements:
+            self._one_statements[key] = one_statement.reserve(
+                dialect, self._limit, count, request_id)
+        return self._one_statements[key]
+
+    @staticmethod
+    def _in_one_statement(conn, statement, literals, params, rows):
+        for index, row in enumerate(rows):
+            params.update((one_statement.bind_name(name, index), value)
+                          for name, value in row.items())
+        if isinstance(statement, str):
+            # MariaDB's compound statement, bound by the driver.
+            result = conn.exec_driver_sql(statement, dict(literals, **params))
+        else:
+            result = conn.execute(statement, params)
+        if not result.scalar():
+            raise _Undecided()
+
+    def _statement_by_statement(self, conn, params, rows):
+        for row in rows:
+            if conn.execute(self._statement, dict(params, **row)
+                            ).rowcount != 1:
+                raise _Undecided()
+        if params['_request_id'] is not None and conn.execute(
+                sql.REQUEST_SEEN, params).first() is not None:
+            raise _Undecided()
+        for row in rows:
+            conn.execute(sql.INSERT_RESERVATION_OF_USAGE, dict(params, **row))
 
     def _locked(self, context, project_id, deltas, expire, request_id,
                 consumer_id, dry_run, devices):

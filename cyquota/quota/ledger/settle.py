@@ -3,10 +3,12 @@
 A reservation's status changes only from ``reserved``, and only while its
 row is locked, so each reservation ends exactly once. Ending locks the
 reservation rows first (the ledger's lock order), then applies the end to
-the counts: for a batch of positive deltas of one resource with one
-relative UPDATE that takes nothing below zero; otherwise (negative deltas,
-drift, a model whose rule spans more than the project's rows) with the
-rows locked and read.
+the counts: for a batch of one resource with one relative UPDATE that
+takes nothing below zero; otherwise (drift, a model whose rule spans more
+than the project's rows) with the rows locked and read. On PostgreSQL the
+common commit or rollback, counts and consumers too, is one statement
+(``one_statement``); on MariaDB too, when the reservations are all still
+reserved and of one resource (and, for a commit, one consumer).
 
 A reservation is expired from its ``expire`` time on, whether or not the
 periodic sweep has run: a commit of one that is due ends it as expired
@@ -23,6 +25,7 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
 from cyquota.quota.ledger import consumers
+from cyquota.quota.ledger import one_statement
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 
@@ -30,6 +33,11 @@ LOG = logging.getLogger(__name__)
 
 # A rollback ends a reservation whenever it is due.
 _EVER = datetime.datetime(1970, 1, 1)
+
+
+class _Undecided(Exception):
+    """A one-statement end did not end them all: the transaction rolls
+    back and the step-by-step end decides."""
 
 
 class _Due(Exception):
@@ -51,6 +59,12 @@ class Settle:
     def __init__(self, model, devices):
         self.model = model
         self.devices = devices
+        #: PostgreSQL's one-statement ends, by target status.
+        self._one_statements = {target: one_statement.end(target)
+                                for target in (models.COMMITTED,
+                                               models.ROLLED_BACK)}
+        #: MariaDB's, by (target status, number of reservations).
+        self._blocks = {}
 
     def commit(self, context, project_id, uuids):
         """Move reserved counts to used. Committing a committed reservation
@@ -94,8 +108,39 @@ class Settle:
 
     # -- steps -------------------------------------------------------------
 
-    @db_api.retry_on_conflict
     def _finish(self, context, project_id, uuids, target):
+        if not (self.model.decides_by_own_row
+                and one_statement.is_mariadb(db_api.get_engine().dialect)
+                and self._end_in_block(context, project_id, uuids, target)):
+            self._end_step_by_step(context, project_id, uuids, target)
+
+    @db_api.retry_on_conflict
+    def _end_in_block(self, context, project_id, uuids, target):
+        """MariaDB's common end as one compound statement
+        (``one_statement.end_block``); False, with nothing written, when
+        the step-by-step end must decide."""
+        key = (target, len(uuids))
+        if key not in self._blocks:
+            self._blocks[key] = one_statement.end_block(*key)
+        now = models.utcnow()
+        params = dict(_project_id=project_id, _status=target, _now=now,
+                      _due_before=now if target == models.COMMITTED
+                      else _EVER)
+        params.update((one_statement.bind_name('_uuid', index), uuid)
+                      for index, uuid in enumerate(uuids))
+        try:
+            with db_api.writer_connection(context) as conn:
+                ended = conn.exec_driver_sql(self._blocks[key], params).all()
+                if len(ended) != len(uuids):
+                    raise _Undecided()
+                if target != models.COMMITTED:
+                    self._free_devices(context, ended)
+        except _Undecided:
+            return False
+        return True
+
+    @db_api.retry_on_conflict
+    def _end_step_by_step(self, context, project_id, uuids, target):
         with db_api.writer_connection(context) as conn:
             pending = self._end_reservations(conn, project_id, uuids, target)
             if pending:
@@ -105,18 +150,22 @@ class Settle:
 
     def _end_reservations(self, conn, project_id, uuids, target):
         """Lock the reservations and set those still reserved to
-        ``target``; returns those, in creation order. Not found, already
-        ended the other way, or (for a commit) due raise, and the
-        transaction rolls back."""
+        ``target``; returns those, in creation order (on PostgreSQL under
+        a model that decides by the project's own rows, with their counts
+        and consumers moved by the same statement where they could be:
+        ``counted`` and ``held``). Not found, already ended the other way,
+        or (for a commit) due raise, and the transaction rolls back."""
         params = dict(_project_id=project_id, _uuids=list(uuids))
         now = models.utcnow()
         due_before = now if target == models.COMMITTED else _EVER
         if conn.dialect.update_returning:
-            pending = sorted(conn.execute(
-                sql.END_RESERVATIONS_RETURNING,
-                dict(params, _status=target, _now=now,
-                     _due_before=due_before)).all(),
-                key=lambda row: row.id)
+            statement = sql.END_RESERVATIONS_RETURNING
+            if (conn.dialect.name == 'postgresql'
+                    and self.model.decides_by_own_row):
+                statement = self._one_statements[target]
+            pending = sorted(conn.execute(statement, dict(
+                params, _status=target, _now=now,
+                _due_before=due_before)).all(), key=lambda row: row.id)
             ended = {row.uuid for row in pending}
             others = []
             if len(ended) < len(uuids):
@@ -152,31 +201,34 @@ class Settle:
 
     def _apply_ends(self, context, conn, project_id, rows, target):
         """Apply the end (``target``) of reservation rows, already set to
-        it, to the counts and, for a commit, to what consumers hold."""
+        it, to the counts and, for a commit, to what consumers hold; rows
+        ``counted`` or ``held`` by the statement that ended them are
+        done."""
         if not self.model.decides_by_own_row:
             self._apply_ends_locked(context, conn, project_id, rows, target)
         else:
             by_resource = {}
             for row in rows:
-                by_resource.setdefault(row.resource, []).append(row)
+                if not _done(row, 'counted'):
+                    by_resource.setdefault(row.resource, []).append(row)
             now = models.utcnow()
+            commit = target == models.COMMITTED
             for resource, group in sorted(by_resource.items()):
-                held = sum(row.delta for row in group)
-                used = held if target == models.COMMITTED else 0
-                # Negative deltas are applied row by row, in creation
-                # order, as each may stop at zero.
-                if min(row.delta for row in group) < 0 or conn.execute(
-                        sql.END_RESERVED, dict(
-                            _project_id=project_id, _resource=resource,
-                            _held=held, _used=used,
-                            _now=now)).rowcount != 1:
+                held = sum(row.delta for row in group if row.delta > 0)
+                taken = sum(row.delta for row in group if row.delta < 0)
+                if conn.execute(sql.END_RESERVED, dict(
+                        _project_id=project_id, _resource=resource,
+                        _held=held, _taken=taken if commit else 0,
+                        _used=held + taken if commit else 0,
+                        _now=now)).rowcount != 1:
                     # A count would go below zero: drift, told row by row.
                     self._apply_ends_locked(context, conn, project_id,
                                             group, target)
         if target == models.COMMITTED:
             for row in rows:
-                consumers.add(conn, project_id, row.resource,
-                              row.consumer_id, row.delta)
+                if not _done(row, 'held'):
+                    consumers.add(conn, project_id, row.resource,
+                                  row.consumer_id, row.delta)
 
     def _apply_ends_locked(self, context, conn, project_id, rows, target):
         """``_apply_ends``' counts with the model's rows and the usage rows
@@ -215,6 +267,11 @@ class Settle:
         for consumer_id in sorted({r.consumer_id for r in rows
                                    if r.devices}):
             self.devices.free(context, consumer_id)
+
+
+def _done(row, step):
+    # Only PostgreSQL's one-statement end tells what it did besides.
+    return row._mapping.get(step, False)
 
 
 def _already_done(status, target):

@@ -31,22 +31,32 @@ WRITE_USAGE = (
             updated_at=sa.bindparam('_now')))
 THE_USAGE = (USAGES.c.project_id == sa.bindparam('_project_id'),
              USAGES.c.resource == sa.bindparam('_resource'))
+RESERVE_COLUMNS = ('uuid', 'delta', 'expire', 'status', 'request_id',
+                   'consumer_id', 'devices', 'created_at')
+
+
+def reservation_of_usage(usage, *where):
+    """The INSERT of a reserve's row from its usage row (``usage``, a
+    table or CTE with ``id``, ``project_id`` and ``resource``, filtered by
+    ``where``), the rest bound as ``_uuid``, ``_delta``, and so on."""
+    return RESERVATIONS.insert().from_select(
+        ['usage_id', 'project_id', 'resource', *RESERVE_COLUMNS],
+        sa.select(usage.c.id, usage.c.project_id, usage.c.resource,
+                  *[sa.bindparam('_' + name, type_=RESERVATIONS.c[name].type)
+                    for name in RESERVE_COLUMNS])
+        .where(*where))
+
+
 # A reserve's row, its usage row's id read by the INSERT itself.
-INSERT_RESERVATION_OF_USAGE = RESERVATIONS.insert().from_select(
-    ['usage_id', 'project_id', 'resource', 'uuid', 'delta', 'expire',
-     'status', 'request_id', 'consumer_id', 'devices', 'created_at'],
-    sa.select(USAGES.c.id, USAGES.c.project_id, USAGES.c.resource,
-              *[sa.bindparam('_' + name, type_=RESERVATIONS.c[name].type)
-                for name in ('uuid', 'delta', 'expire', 'status',
-                             'request_id', 'consumer_id', 'devices',
-                             'created_at')])
-    .where(*THE_USAGE))
-# The end of reserved rows of one resource, all of positive deltas:
-# ``_held`` off reserved (unless that would go below zero) and ``_used``
-# (``_held`` or 0) onto used.
+INSERT_RESERVATION_OF_USAGE = reservation_of_usage(USAGES, *THE_USAGE)
+# The end of reserved rows of one resource: ``_held`` (their positive
+# deltas) off reserved and ``_used`` (what a commit adds, or 0) onto used,
+# only where neither goes below zero even row by row (``_taken``: the
+# negative deltas a commit applies, or 0).
 END_RESERVED = (
     USAGES.update()
-    .where(*THE_USAGE, USAGES.c.reserved >= sa.bindparam('_held'))
+    .where(*THE_USAGE, USAGES.c.reserved >= sa.bindparam('_held'),
+           USAGES.c.used + sa.bindparam('_taken') >= 0)
     .values(reserved=USAGES.c.reserved - sa.bindparam('_held'),
             used=USAGES.c.used + sa.bindparam('_used'),
             updated_at=sa.bindparam('_now')))
@@ -94,11 +104,15 @@ DUE_RESERVATIONS = (
 # passes through, and a secondary index entry locked before its row would
 # deadlock with a commit, which locks the row (by uuid) and then changes
 # that entry.
+# On a small table MariaDB's optimizer would rather read the (status,
+# expire) index, which covers the query: hence the hint.
 LOCK_RESERVED_BY_ID = (
     sa.select(*RESERVATION_COLUMNS)
     .where(RESERVATIONS.c.id.in_(sa.bindparam('_ids', expanding=True)),
            RESERVATIONS.c.status == models.RESERVED)
     .order_by(RESERVATIONS.c.id)
+    .with_hint(RESERVATIONS, 'FORCE INDEX (PRIMARY)', 'mysql')
+    .with_hint(RESERVATIONS, 'FORCE INDEX (PRIMARY)', 'mariadb')
     .with_for_update())
 SET_STATUS = (
     RESERVATIONS.update()
@@ -116,13 +130,19 @@ ADD_TO_CONSUMER = (
 
 
 def reserve_if_fits(limit):
-    """The UPDATE adding ``_delta`` to a usage row's reserved count only if
-    the total, with what leases are promised, stays within ``limit`` (an
-    SQL expression; below zero: unlimited) and the largest count."""
-    total = (USAGES.c.used + USAGES.c.reserved
-             + sa.cast(sa.bindparam('_delta'), sa.BigInteger))
+    """The UPDATE taking ``_delta`` on a usage row only if it fits: a
+    positive one is added to reserved if the total, with what leases are
+    promised, stays within ``limit`` (an SQL expression; below zero:
+    unlimited) and the largest count; a negative one (a detach) changes no
+    count but needs as much used."""
+    delta = sa.cast(sa.bindparam('_delta'), sa.BigInteger)
+    total = USAGES.c.used + USAGES.c.reserved + delta
+    fits = sa.or_(
+        sa.and_(delta > 0, total <= models.MAX_COUNT,
+                sa.or_(limit < 0, total + USAGES.c.promised <= limit)),
+        sa.and_(delta < 0, USAGES.c.used + delta >= 0))
     return (USAGES.update()
-            .where(*THE_USAGE, total <= models.MAX_COUNT,
-                   sa.or_(limit < 0, total + USAGES.c.promised <= limit))
-            .values(reserved=USAGES.c.reserved + sa.bindparam('_delta'),
+            .where(*THE_USAGE, fits)
+            .values(reserved=USAGES.c.reserved
+                    + sa.case((delta > 0, delta), else_=0),
                     updated_at=sa.bindparam('_now')))

@@ -34,13 +34,7 @@ class Upkeep:
                     sql.RESERVATIONS.c.updated_at < before)),
                 (sql.DRIFT, sql.DRIFT.c.resolved_at < before)):
             while True:
-                with db_api.writer(context) as session:
-                    ids = session.execute(
-                        sa.select(table.c.id).where(where)
-                        .limit(CONF.quota.batch_size)).scalars().all()
-                    if ids:
-                        session.execute(
-                            table.delete().where(table.c.id.in_(ids)))
+                ids = _purge_batch(context, table, where)
                 total += len(ids)
                 if len(ids) < CONF.quota.batch_size:
                     break
@@ -91,3 +85,16 @@ class Upkeep:
                 if old is not None:
                     changes.append((resource, consumer_id, old, amount))
         return changes
+
+
+@db_api.retry_on_conflict
+def _purge_batch(context, table, where):
+    # Retried: two conductors purging at once on Galera nodes delete the
+    # same rows, and one loses certification (a deadlock).
+    with db_api.writer(context) as session:
+        ids = session.execute(
+            sa.select(table.c.id).where(where)
+            .limit(CONF.quota.batch_size)).scalars().all()
+        if ids:
+            session.execute(table.delete().where(table.c.id.in_(ids)))
+    return ids

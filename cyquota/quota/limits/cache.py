@@ -1,8 +1,8 @@
 """An optional limit cache in Redis, shared by every cyquota process.
 
 Off by default: accuracy comes first (``doc/limits.rst``), and a cache is
-only safe when a change is seen at once by every process. So the cache is one shared
-Redis, never a per-process copy, and every entry carries the cache's
+only safe when a change is seen at once by every process. So the cache is
+one shared Redis, never a per-process copy, and every entry carries the cache's
 *generation*. A limit write bumps the generation after it commits; from
 then on every older entry is a miss, in every process. A reader that
 loaded a value before the write and stores it after the bump stores it

@@ -99,7 +99,13 @@ class LocalLimitSource(source.LimitSource):
             .scalar_subquery())
 
     def get_parent(self, context, project_id):
-        return self.get_tree_limits(context, project_id, ()).parent_id
+        if self._cache is not None:
+            return self.get_tree_limits(context, project_id, ()).parent_id
+        # One row by primary key, not the five-part tree read.
+        with db_api.reader(context) as session:
+            return session.connection().execute(
+                sa.select(_projects.c.parent_id)
+                .where(_projects.c.id == project_id)).scalar()
 
     def get_children(self, context, project_id):
         with db_api.reader(context) as session:

@@ -21,7 +21,14 @@ _usages = models.QuotaUsage.__table__
 
 
 def lock_project(session, project_id):
-    """Lock a ``projects`` row; returns ``(id, parent_id)`` or None."""
+    """Lock a ``projects`` row; returns ``(id, parent_id)`` or None.
+
+    The row is written too (``updated_at``): on a Galera cluster a row lock
+    does not reach the other nodes, but a write does, through
+    certification, so two limit writes on different nodes that each judged
+    the rule under this row cannot both commit."""
+    session.execute(_projects.update().where(_projects.c.id == project_id)
+                    .values(updated_at=models.utcnow()))
     return session.execute(
         sa.select(_projects.c.id, _projects.c.parent_id)
         .where(_projects.c.id == project_id)

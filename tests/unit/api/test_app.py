@@ -5,6 +5,7 @@ import webob
 import webtest
 
 from cyquota.api import app
+from cyquota.api.controllers.v1 import openapi
 from cyquota.api import errors
 from cyquota.api import hooks
 from cyquota import exception
@@ -102,17 +103,6 @@ def test_deeply_nested_json_is_refused_before_it_is_decoded(sqlite_db):
              '[[[["}', headers=_JSON, status=201)
 
 
-def test_a_form_media_type_is_refused_on_every_method(sqlite_db):
-    api = webtest.TestApp(app.setup_app())
-    form = dict(_ADMIN, **{'Content-Type': 'multipart/form-data'})
-    for path in ('/v1/limits/p1/FPGA',
-                 '/v1/resource_providers/00000000-0000-0000-0000-000000000000',
-                 '/v1/aggregates/00000000-0000-0000-0000-000000000000',
-                 '/v1/leases/00000000-0000-0000-0000-000000000000'):
-        response = api.delete(path, headers=form, status=415)
-        assert _error(response)[0] == 'cyquota.unsupported_media_type'
-
-
 def test_a_key_given_twice_is_refused_and_named(sqlite_db):
     api = webtest.TestApp(app.setup_app())
     response = api.post(
@@ -122,3 +112,77 @@ def test_a_key_given_twice_is_refused_and_named(sqlite_db):
                                 "Malformed JSON: duplicate key 'project_id'")
     usage = api.get('/v1/quota_usages/b', headers=_ADMIN).json
     assert usage['quota_usage']['resources']['FPGA']['reserved'] == 0
+
+
+_PATH_VALUES = {'project_id': 'p1', 'resource': 'FPGA',
+                'uuid': '00000000-0000-0000-0000-000000000000',
+                'lease_id': '00000000-0000-0000-0000-000000000000'}
+
+
+def _operations(methods=('get', 'put', 'post', 'delete')):
+    """``(METHOD, path)`` of every operation of openapi.yaml with ``methods``,
+    its path parameters filled in."""
+    return [(method.upper(), template.format(**_PATH_VALUES))
+            for template, item in openapi.document()['paths'].items()
+            for method in item if method in methods]
+
+
+def test_the_bad_input_cases_cover_every_operation():
+    paths = openapi.document()['paths'].values()
+    assert len(_operations()) == sum(
+        len([m for m in item if m in ('get', 'put', 'post', 'delete',
+                                      'patch', 'head', 'options')])
+        for item in paths)
+    # Every operation that takes a body is a PUT or a POST.
+    assert len(_operations(('put', 'post'))) == sum(
+        len([op for op in item.values()
+             if isinstance(op, dict) and 'requestBody' in op])
+        for item in paths)
+
+
+def test_multipart_without_a_boundary_is_a_415_on_every_operation(sqlite_db):
+    api = webtest.TestApp(app.setup_app())
+    form = dict(_ADMIN, **{'Content-Type': 'multipart/form-data'})
+    for method, path in _operations():
+        body = b'{}' if method in ('PUT', 'POST') else b''
+        response = api.request(path, method=method, body=body, headers=form,
+                               expect_errors=True)
+        assert response.status_int == 415, (method, path, response.text)
+        assert _error(response)[0] == 'cyquota.unsupported_media_type'
+
+
+def test_json_nested_10000_deep_is_a_400_on_every_body(sqlite_db):
+    api = webtest.TestApp(app.setup_app())
+    deep = ('{"a": ' * 10000 + '1' + '}' * 10000).encode()
+    for method, path in _operations(('put', 'post')):
+        response = api.request(path, method=method, body=deep, headers=_JSON,
+                               expect_errors=True)
+        assert response.status_int == 400, (method, path, response.text)
+        assert _error(response) == (
+            'cyquota.invalid_body',
+            'Malformed JSON: nested deeper than 32 levels')
+
+
+def test_a_key_given_twice_is_a_400_on_every_body(sqlite_db):
+    api = webtest.TestApp(app.setup_app())
+    for method, path in _operations(('put', 'post')):
+        response = api.request(path, method=method, headers=_JSON,
+                               body=b'{"name": "a", "name": "b"}',
+                               expect_errors=True)
+        assert response.status_int == 400, (method, path, response.text)
+        assert _error(response) == (
+            'cyquota.invalid_body', "Malformed JSON: duplicate key 'name'")
+
+
+def test_text_no_database_can_hold_is_a_400_on_every_body(sqlite_db):
+    api = webtest.TestApp(app.setup_app())
+    for text, detail in (
+            (r'"a\u0000"', 'a string holds a NUL character (\\u0000)'),
+            (r'"\ud800"', 'a string holds an unpaired surrogate')):
+        body = ('{"name": %s, "names": [%s]}' % (text, text)).encode()
+        for method, path in _operations(('put', 'post')):
+            response = api.request(path, method=method, body=body,
+                                   headers=_JSON, expect_errors=True)
+            assert response.status_int == 400, (method, path, response.text)
+            assert _error(response) == ('cyquota.invalid_body',
+                                        'Malformed JSON: ' + detail)

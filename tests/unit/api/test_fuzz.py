@@ -4,8 +4,8 @@ clear 4xx error document, never a 500."""
 import json
 import urllib.parse
 
-from hypothesis import HealthCheck
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 import pytest

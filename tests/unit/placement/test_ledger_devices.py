@@ -6,8 +6,8 @@ import sqlalchemy as sa
 
 from cyquota.db import api as db_api
 from cyquota import exception
-from cyquota import quota
 from cyquota.placement import allocations
+from cyquota import quota
 
 Q = quota.QUOTAS
 ONE = {'FPGA': {'total': 1}}

@@ -1,0 +1,35 @@
+"""The database backend of oslo.middleware's healthcheck (``GET
+/healthcheck``), entry point ``cyquota_database`` in the
+``oslo.middleware.healthcheck`` group.
+
+It runs ``SELECT 1`` on a connection of cyquota's engine: the answer is
+200 ``OK`` while the database answers and 503 with the database's error
+class otherwise (the error's text, which may name hosts, only with
+``[healthcheck] detailed``).
+"""
+
+from oslo_log import log as logging
+from oslo_middleware.healthcheck import pluginbase
+import sqlalchemy as sa
+
+from cyquota.db import api as db_api
+
+LOG = logging.getLogger(__name__)
+
+
+class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
+    """Healthy while ``SELECT 1`` succeeds on cyquota's database."""
+
+    def healthcheck(self, server_port):
+        try:
+            with db_api.get_engine().connect() as conn:
+                conn.execute(sa.text('SELECT 1'))
+        except Exception as error:  # any driver error: not healthy
+            LOG.warning('Healthcheck: the database does not answer: %s',
+                        error)
+            return pluginbase.HealthcheckResult(
+                available=False,
+                reason='Database unavailable (%s)' % type(error).__name__,
+                details=str(error))
+        return pluginbase.HealthcheckResult(available=True,
+                                            reason='Database OK')

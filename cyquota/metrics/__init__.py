@@ -1,0 +1,81 @@
+"""cyquota's Prometheus metrics (prometheus_client), named in
+doc/metrics.rst.
+
+The counters count what the books did: they are increased after the
+ledger's transaction has committed, by the QuotaEngine, the LeaseEngine
+and the enforcement chain, in whichever process did the work. Every metric
+lives in ``REGISTRY``; with ``PROMETHEUS_MULTIPROC_DIR`` set in the
+environment of every process (uWSGI workers, conductors of one host)
+prometheus_client keeps the values in files there, and ``GET /metrics``
+(``cyquota.metrics.exposition``) sums them. The usage gauges are read
+from the database at each scrape (``cyquota.metrics.usage``).
+"""
+
+import contextlib
+import time
+
+import prometheus_client
+
+from cyquota import exception
+
+REGISTRY = prometheus_client.CollectorRegistry()
+
+RESERVATIONS = prometheus_client.Counter(
+    'cyquota_reservations', 'Reservations made or ended, by event '
+    '(reserved, committed, rolled_back, expired).', ['event'],
+    registry=REGISTRY)
+
+OVER_QUOTA = prometheus_client.Counter(
+    'cyquota_over_quota_refusals', 'Requests refused over quota (reserves '
+    'and leases), by the scope of the limit that blocked them (project or '
+    'tree) and resource.', ['scope', 'resource'], registry=REGISTRY)
+
+LEASES = prometheus_client.Counter(
+    'cyquota_lease_events', 'Leases started or ended, by event (started, '
+    'ended).', ['event'], registry=REGISTRY)
+
+REQUEST_LATENCY = prometheus_client.Histogram(
+    'cyquota_api_request_duration_seconds', 'Time to answer a REST request, '
+    'by method, route template and status code.',
+    ['method', 'route', 'status'], registry=REGISTRY)
+
+FILTER_CALLS = prometheus_client.Counter(
+    'cyquota_enforcement_filter_calls', 'Usage-enforcement filter calls, '
+    'by filter, call (check_create, check_update, on_end) and outcome '
+    '(ok, denied, failed).', ['filter', 'call', 'outcome'],
+    registry=REGISTRY)
+
+FILTER_LATENCY = prometheus_client.Histogram(
+    'cyquota_enforcement_filter_duration_seconds', 'Time a usage-'
+    'enforcement filter took to answer, by filter and call.',
+    ['filter', 'call'], registry=REGISTRY)
+
+
+def count_reservations(event, uuids):
+    """Count ``uuids`` (reservations the books just changed) as ``event``."""
+    if uuids:
+        RESERVATIONS.labels(event).inc(len(uuids))
+
+
+def count_over_quota(overs):
+    """Count one refusal per blocked (scope, resource) of an OverQuota."""
+    for scope, resource in sorted({(over['scope'], over['resource'])
+                                   for over in overs}):
+        OVER_QUOTA.labels(scope, resource).inc()
+
+
+@contextlib.contextmanager
+def filter_call(name, call):
+    """Time one call of a usage-enforcement filter and count its outcome:
+    ``ok``, ``denied`` (EnforcementDenied) or ``failed`` (anything else)."""
+    started = time.monotonic()
+    outcome = 'failed'
+    try:
+        yield
+        outcome = 'ok'
+    except exception.EnforcementDenied:
+        outcome = 'denied'
+        raise
+    finally:
+        FILTER_LATENCY.labels(name, call).observe(time.monotonic() - started)
+        FILTER_CALLS.labels(name, call, outcome).inc()

@@ -1,0 +1,136 @@
+"""cyquota's REST API through a keystoneauth session, for the commands.
+
+The endpoint is the one the shell resolved (the service catalog's
+``accelerator-quota`` entry, an ``accelerator_quota_endpoint_override``,
+or ``--os-endpoint`` with ``--os-auth-type none`` or ``admin_token``);
+the paths carry the ``/v1`` prefix, as the catalog holds the unversioned
+root. Error answers become ``ApiError``: one line, and exit code 1.
+"""
+
+from urllib import parse
+
+from keystoneauth1 import adapter
+from osc_lib import exceptions
+
+SERVICE_TYPE = 'accelerator-quota'
+
+
+class ApiError(exceptions.CommandError):
+    """An error answer of the API, as the one line the shell prints."""
+
+    def __init__(self, response):
+        super().__init__(_describe(response))
+
+
+def _describe(response):
+    """``detail (HTTP status code, request id)`` of each error in the
+    SPEC 4.1 document, or the status line when the body is not one."""
+    try:
+        errors = response.json()['errors']
+        return '; '.join('%s (HTTP %s %s, %s)' % (
+            error['detail'], error['status'], error['code'],
+            error['request_id']) for error in errors)
+    except (ValueError, KeyError, TypeError):
+        return 'HTTP %d %s from %s' % (response.status_code,
+                                       response.reason, response.url)
+
+
+def _segment(value):
+    """``value`` as one path segment, whatever characters it has."""
+    return parse.quote(str(value), safe='')
+
+
+class Client:
+    """The calls the commands make, each returning the decoded answer.
+
+    :param session: the shell's keystoneauth session.
+    :param endpoint: cyquota's root URL.
+    :param identity_headers: ``X-Project-Id``, ``X-User-Id`` and
+        ``X-Roles`` to send to a ``noauth`` cyquota-api (keystonemiddleware
+        replaces them under ``keystone``).
+    """
+
+    def __init__(self, session, endpoint, region_name=None, interface=None,
+                 identity_headers=None):
+        self._adapter = adapter.Adapter(
+            session, service_type=SERVICE_TYPE, endpoint_override=endpoint,
+            region_name=region_name, interface=interface,
+            additional_headers=identity_headers or {},
+            client_name='cyquota-osc')
+
+    def _call(self, method, path, **kwargs):
+        response = self._adapter.request(path, method, raise_exc=False,
+                                         **kwargs)
+        if response.status_code >= 400:
+            raise ApiError(response)
+        return response.json() if response.content else None
+
+    @staticmethod
+    def _query(**params):
+        return {key: value for key, value in params.items()
+                if value is not None}
+
+    def show_usage(self, project_id):
+        """``GET /v1/quota_usages/{project_id}``: the usage document."""
+        return self._call('GET', '/v1/quota_usages/%s' % _segment(
+            project_id))['quota_usage']
+
+    def list_usages(self, project_id=None, resource=None, limit=None,
+                    marker=None):
+        """``GET /v1/quota_usages``: one page of rows and whether a next
+        page follows."""
+        page = self._call('GET', '/v1/quota_usages', params=self._query(
+            project_id=project_id, resource=resource, limit=limit,
+            marker=marker))
+        more = any(link['rel'] == 'next'
+                   for link in page.get('quota_usages_links', ()))
+        return page['quota_usages'], more
+
+    def list_reservations(self, project_id=None, status=None, limit=None):
+        """``GET /v1/reservations``, newest first."""
+        return self._call('GET', '/v1/reservations', params=self._query(
+            project_id=project_id, status=status,
+            limit=limit))['reservations']
+
+    def create_lease(self, lease):
+        """``POST /v1/leases`` with the ``lease`` object."""
+        return self._call('POST', '/v1/leases', json={'lease': lease})[
+            'lease']
+
+    def list_leases(self, project_id=None, status=None):
+        """``GET /v1/leases``, newest first."""
+        return self._call('GET', '/v1/leases', params=self._query(
+            project_id=project_id, status=status))['leases']
+
+    def show_lease(self, lease_id):
+        """``GET /v1/leases/{id}``."""
+        return self._call('GET', '/v1/leases/%s' % _segment(lease_id))[
+            'lease']
+
+    def update_lease(self, lease_id, changes):
+        """``PUT /v1/leases/{id}`` with the partial ``lease`` object."""
+        return self._call('PUT', '/v1/leases/%s' % _segment(lease_id),
+                          json={'lease': changes})['lease']
+
+    def delete_lease(self, lease_id):
+        """``DELETE /v1/leases/{id}``: end the lease now."""
+        self._call('DELETE', '/v1/leases/%s' % _segment(lease_id))
+
+    def list_limits(self, project_id=None):
+        """``GET /v1/limits``: explicit project limits."""
+        return self._call('GET', '/v1/limits', params=self._query(
+            project_id=project_id))['limits']
+
+    def set_limit(self, project_id, resource, resource_limit):
+        """``PUT /v1/limits/{project_id}/{resource}``."""
+        return self._call('PUT', self._limit_path(project_id, resource),
+                          json={'resource_limit': resource_limit})['limit']
+
+    def delete_limit(self, project_id, resource):
+        """``DELETE /v1/limits/{project_id}/{resource}``."""
+        self._call('DELETE', self._limit_path(project_id, resource))
+
+    @staticmethod
+    def _limit_path(project_id, resource):
+        return '/v1/limits/%s/%s' % (_segment(project_id),
+                                     _segment(resource))

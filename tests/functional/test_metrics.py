@@ -1,0 +1,194 @@
+"""``GET /metrics`` after a workload through the API: the counters and
+gauges match the books.
+
+A ``cyquota-api`` and a ``cyquota-conductor`` (which expires reservations)
+run on PostgreSQL and share a ``PROMETHEUS_MULTIPROC_DIR``, as on one host
+of a deployment; a scrape of the API shows both processes' counts."""
+
+import os
+import subprocess
+import time
+
+from prometheus_client import parser
+import pytest
+import requests
+
+from cyquota.metrics import usage
+from cyquota import quota
+from tests import fixtures
+from tests.functional import api_server
+from tests.functional import conftest
+
+ADMIN = {'X-Roles': 'admin'}
+SERVICE = {'X-Roles': 'service'}
+MEMBER = {'X-Roles': 'member', 'X-Project-Id': 'p3', 'X-User-Id': 'u3'}
+FAR = '2099-01-01T00:00:00+00:00'
+
+
+@pytest.fixture(scope='module')
+def pg_url():
+    try:
+        url = fixtures.create_database('postgresql')
+    except Exception as error:  # any driver error: server not there
+        conftest._unavailable('postgresql', error)
+    yield url
+    fixtures.drop_database(url)
+
+
+@pytest.fixture(scope='module')
+def host(pg_url, tmp_path_factory):
+    """The API (its ``url``) with a conductor beside it."""
+    directory = tmp_path_factory.mktemp('host')
+    shared = directory / 'prometheus'
+    shared.mkdir()
+    server = api_server.ApiServer(pg_url, directory=directory, options={
+        'metrics': {'usage_projects': '2'},
+        'conductor': {'expire_interval': '1', 'lease_interval': '1'},
+        'enforcement': {'enabled_filters': 'MaxLeaseDurationFilter',
+                        'max_lease_duration': '86400'}})
+    fixtures.use_database(pg_url)  # migrated here: one process fewer
+    environ = dict(os.environ, PROMETHEUS_MULTIPROC_DIR=str(shared))
+    conductor = subprocess.Popen(
+        [str(api_server.support.BIN / 'cyquota-conductor'), '--config-file',
+         str(server.config_file)], env=environ,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.environ['PROMETHEUS_MULTIPROC_DIR'] = str(shared)
+    try:
+        server.start()
+    finally:
+        del os.environ['PROMETHEUS_MULTIPROC_DIR']
+    try:
+        yield server
+    finally:
+        server.stop()
+        conductor.terminate()
+        conductor.wait(timeout=60)
+
+
+def _call(host, method, path, headers, body=None, status=None):
+    response = requests.request(method, host.url + path, json=body,
+                                headers=headers, timeout=30)
+    if status is not None:
+        assert response.status_code == status, response.text
+    return response
+
+
+def _workload(host):
+    _call(host, 'PUT', '/v1/registered_limits/FPGA', ADMIN,
+          {'default_limit': 4}, 200)
+    provider = _call(host, 'POST', '/v1/resource_providers', ADMIN,
+                     {'name': 'fpga-node-1'}).json()['uuid']
+    _call(host, 'PUT', '/v1/resource_providers/%s/inventories' % provider,
+          ADMIN, {'resource_provider_generation': 0,
+                  'inventories': {'FPGA': {'total': 4}}}, 200)
+
+    def reserve(project, deltas, status=201, **extra):
+        return _call(host, 'POST', '/v1/reservations', SERVICE, dict(
+            project_id=project, deltas=deltas, **extra), status).json()
+
+    kept = reserve('p1', {'FPGA': 2})['reservations']
+    _call(host, 'POST', '/v1/reservations/commit', SERVICE,
+          {'project_id': 'p1', 'reservations': kept}, 204)
+    dropped = reserve('p1', {'FPGA': 1, 'GPU': 1})['reservations']
+    _call(host, 'POST', '/v1/reservations/rollback', SERVICE,
+          {'project_id': 'p1', 'reservations': dropped}, 204)
+    reserve('p2', {'GPU': 1}, expire=1)
+    reserve('p1', {'FPGA': 3}, status=403)
+    reserve('p1', {'FPGA': 3}, status=200, dry_run=True)
+
+    lease = {'end_date': FAR, 'reservations': [
+        {'resource_type': 'accelerator:FPGA', 'amount': 1}]}
+    _call(host, 'POST', '/v1/leases', MEMBER, {'lease': lease}, 403)
+    lease['end_date'] = time.strftime('%Y-%m-%dT%H:%M:%S+00:00', time.gmtime(
+        time.time() + 3600))
+    lease_id = _call(host, 'POST', '/v1/leases', MEMBER, {'lease': lease},
+                     201).json()['lease']['id']
+    _call(host, 'DELETE', '/v1/leases/%s' % lease_id, MEMBER, None, 204)
+
+    deadline = time.monotonic() + 60
+    while not _call(host, 'GET', '/v1/reservations?status=expired',
+                    ADMIN).json()['reservations']:
+        assert time.monotonic() < deadline, 'the conductor expired nothing'
+        time.sleep(0.5)
+
+
+def _scrape(host):
+    """``{(name, frozenset(labels.items())): value}`` of one scrape."""
+    text = _call(host, 'GET', '/metrics', {}, None, 200).text
+    return {(sample.name, frozenset(sample.labels.items())): sample.value
+            for family in parser.text_string_to_metric_families(text)
+            for sample in family.samples}
+
+
+def _value(samples, name, **labels):
+    return samples.get((name, frozenset(labels.items())), 0)
+
+
+def test_counters_and_gauges_match_the_books(host):
+    _workload(host)
+    samples = _scrape(host)
+    rows = _call(host, 'GET', '/v1/reservations', ADMIN).json()[
+        'reservations']
+
+    def rows_in(status):
+        return len([row for row in rows if row['status'] == status])
+
+    counted = 'cyquota_reservations_total'
+    assert _value(samples, counted, event='reserved') == len(rows) == 4
+    # The expiry was counted by the conductor, in another process.
+    for event, status in (('committed', 'committed'),
+                          ('rolled_back', 'rolled_back'),
+                          ('expired', 'expired')):
+        assert _value(samples, counted, event=event) == rows_in(status)
+    assert _value(samples, 'cyquota_over_quota_refusals_total',
+                  scope='project', resource='FPGA') == 1
+    assert _value(samples, 'cyquota_lease_events_total',
+                  event='started') == 1
+    assert _value(samples, 'cyquota_lease_events_total', event='ended') == 1
+    calls = 'cyquota_enforcement_filter_calls_total'
+    for call, outcome in (('check_create', 'denied'), ('check_create', 'ok'),
+                          ('on_end', 'ok')):
+        assert _value(samples, calls, filter='MaxLeaseDurationFilter',
+                      call=call, outcome=outcome) == 1
+
+    latency = 'cyquota_api_request_duration_seconds_count'
+    assert _value(samples, latency, method='POST', route='/v1/reservations',
+                  status='201') == 3
+    assert _value(samples, latency, method='DELETE',
+                  route='/v1/leases/{lease_id}', status='204') == 1
+    routes = {dict(labels)['route'] for name, labels in samples
+              if name == latency}
+    assert not any('p1' in route or 'fpga' in route for route in routes)
+
+    # Usage gauges: the usage rows of the two projects holding the most
+    # (p1 holds 2 FPGAs; p2 and p3 nothing, p2 first by name), the rest
+    # summed as "_other".
+    books = _call(host, 'GET', '/v1/quota_usages', ADMIN).json()[
+        'quota_usages']
+    assert {row['project_id'] for row in books} == {'p1', 'p2', 'p3'}
+    shown = {'p1': 'p1', 'p2': 'p2', 'p3': usage.OTHER}
+    series = {(dict(labels)['project_id'], dict(labels)['resource'])
+              for name, labels in samples if name == 'cyquota_quota_used'}
+    assert series == {(shown[row['project_id']], row['resource'])
+                      for row in books}
+    for row in books:
+        for field in ('used', 'reserved', 'limit', 'promised'):
+            assert _value(samples, 'cyquota_quota_%s' % field,
+                          project_id=shown[row['project_id']],
+                          resource=row['resource']) == row[field], (
+                row, field)
+    assert _value(samples, 'cyquota_quota_used', project_id='p1',
+                  resource='FPGA') == 2
+
+
+def test_usage_beyond_the_cap_is_summed(sqlite_db, ctx):
+    quota.QUOTAS.limits.set_registered_limit(ctx, 'FPGA', 10)
+    for project, amount in (('a', 1), ('b', 3), ('c', 2), ('d', 2)):
+        quota.QUOTAS.reserve(ctx, project, {'FPGA': amount})
+    quota.QUOTAS.limits.set_project_limit(ctx, 'd', 'FPGA', -1)
+    books = usage.books(ctx, 2)
+    assert sorted(books) == [('_other', 'FPGA'), ('b', 'FPGA'),
+                             ('c', 'FPGA')]
+    assert books['_other', 'FPGA'] == {'used': 0, 'reserved': 3,
+                                       'limit': -1, 'promised': 0}
+    assert usage.books(ctx, 0)['_other', 'FPGA']['reserved'] == 8

@@ -1,0 +1,192 @@
+"""The console scripts, started as an operator starts them, refuse a
+configuration or a database they cannot work with: exit code 1 and one
+line naming the fault, never a traceback, and nothing created.
+
+Every case is a real process; they all start at once (a module fixture)
+and each test reads its own result.
+"""
+
+import dataclasses
+import os
+import pathlib
+import socket
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from tests import fixtures
+from tests.functional import rabbitmq
+
+pytestmark = pytest.mark.timeout(300)
+
+BIN = pathlib.Path(sys.executable).parent
+
+SERVICES = ('cyquota-api', 'cyquota-conductor', 'cyquota-all-in-one')
+BAD_MODEL = ("[quota] enforcement_model: Valid values are [flat, "
+             "strict-two-level], but found 'hierarchical'")
+NOT_MIGRATED = 'database not migrated: run cyquota-manage db sync'
+
+
+@dataclasses.dataclass
+class Case:
+    command: str
+    config: str
+    args: tuple = ()
+    #: The one line expected on stderr, after "command: ".
+    message: str = ''
+
+
+def _sqlite(path):
+    return '[database]\nconnection = sqlite:///%s\n' % path
+
+
+def _cases(tmp, migrated, empty_server_db, busy_port):
+    missing_db = tmp / 'missing' / 'cyquota.sqlite'
+    missing_db.parent.mkdir()
+    empty_file = tmp / 'empty.sqlite'
+    sqlite3.connect(empty_file).close()
+    cases = {}
+    for command in SERVICES + ('cyquota-manage', 'cyquota-agent-sim'):
+        args = ('usage', 'show') if command == 'cyquota-manage' else ()
+        cases['option:' + command] = Case(
+            command, '[quota]\nenforcement_model = hierarchical\n', args,
+            BAD_MODEL)
+    cases.update({
+        'transport_url': Case(
+            'cyquota-conductor', '[DEFAULT]\ntransport_url = nosuch://x\n',
+            message="[DEFAULT] transport_url: the transport 'nosuch' has no "
+                    "entry point in the oslo.messaging.drivers group "
+                    "(installed: fake, kafka, kombu, rabbit)"),
+        'connection': Case(
+            'cyquota-manage', '[database]\nconnection = not-a-url\n',
+            ('quota', 'check'),
+            "[database] connection: 'not-a-url' is not a database URL"),
+        'keystone_endpoint': Case(
+            'cyquota-api', '[quota]\nlimit_source = keystone\n'
+            '[oslo_limit]\nauth_type = password\n'
+            'auth_url = keystone.example:5000\n',
+            message="[oslo_limit] auth_url: 'keystone.example:5000' is not "
+                    "a http:// or https:// URL"),
+        'missing_config': Case(
+            'cyquota-conductor', None,
+            message='cannot read config file %s' % (tmp / 'nowhere.conf')),
+        'missing_database': Case(
+            'cyquota-api', _sqlite(missing_db),
+            message='database file %s does not exist: run cyquota-manage '
+                    'db sync' % missing_db),
+        'unmigrated:cyquota-api': Case(
+            'cyquota-api', _sqlite(empty_file), message=NOT_MIGRATED),
+        'unmigrated:cyquota-conductor': Case(
+            'cyquota-conductor', _sqlite(empty_file), message=NOT_MIGRATED),
+        # The all-in-one migrates a SQLite file itself (the quick start);
+        # a database server's schema is the operator's to sync.
+        'unmigrated:cyquota-all-in-one': Case(
+            'cyquota-all-in-one',
+            '[database]\nconnection = %s\n' % empty_server_db,
+            message=NOT_MIGRATED),
+        'port:cyquota-api': Case(
+            'cyquota-api', _sqlite(migrated) + '[api]\nport = %d\n' % busy_port,
+            message='cannot listen on 127.0.0.1:%d: Address already in use'
+                    % busy_port),
+        'port:cyquota-all-in-one': Case(
+            'cyquota-all-in-one', _sqlite(migrated),
+            ('--port', str(busy_port)),
+            'cannot listen on 127.0.0.1:%d: Address already in use'
+            % busy_port),
+    })
+    return cases
+
+
+def _start(tmp, name, case):
+    config = tmp / ('%s.conf' % name.replace(':', '-'))
+    if case.config is None:
+        config = tmp / 'nowhere.conf'
+    else:
+        config.write_text(case.config)
+    return subprocess.Popen(
+        [str(BIN / case.command), '--config-file', str(config), *case.args],
+        cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _server_database():
+    try:
+        return fixtures.create_database('postgresql')
+    except Exception as error:  # any driver error: server not there
+        message = 'PostgreSQL is not reachable: %s' % error
+        if os.environ.get('CI', '').lower() == 'true':
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope='module')
+def results(tmp_path_factory):
+    """{case name: (case, returncode, stdout, stderr)}, all run at once."""
+    tmp = tmp_path_factory.mktemp('startup')
+    migrated = tmp / 'migrated.sqlite'
+    fixtures.use_database('sqlite:///%s' % migrated)
+    empty_server_db = _server_database()
+    busy = socket.socket()
+    busy.bind(('127.0.0.1', 0))
+    busy.listen()
+    try:
+        cases = _cases(tmp, migrated, empty_server_db, busy.getsockname()[1])
+        processes = {name: _start(tmp, name, case)
+                     for name, case in cases.items()}
+        done = {}
+        for name, process in processes.items():
+            try:
+                out, err = process.communicate(timeout=240)
+            finally:
+                process.kill()
+            done[name] = (cases[name], process.returncode, out, err, tmp)
+    finally:
+        busy.close()
+        fixtures.drop_database(empty_server_db)
+    return done
+
+
+def _names():
+    """The names of ``_cases``, for the test ids."""
+    return (['option:%s' % c for c in SERVICES + ('cyquota-manage',
+                                                   'cyquota-agent-sim')]
+            + ['transport_url', 'connection', 'keystone_endpoint',
+               'missing_config', 'missing_database']
+            + ['unmigrated:%s' % c for c in SERVICES]
+            + ['port:cyquota-api', 'port:cyquota-all-in-one'])
+
+
+@pytest.mark.parametrize('name', _names())
+def test_refuses_to_start_with_one_line(results, name):
+    case, returncode, out, err, tmp = results[name]
+    assert 'Traceback' not in out + err
+    assert returncode == 1, err
+    assert err.strip().splitlines()[-1] == '%s: %s' % (case.command,
+                                                       case.message)
+    if not name.startswith('port:'):
+        assert 'serving' not in out + err
+    # Only the all-in-one's quick start may create a SQLite file.
+    assert not (tmp / 'cyquota.sqlite').exists()
+    assert not (tmp / 'missing' / 'cyquota.sqlite').exists()
+
+
+def test_agent_sim_without_a_conductor(rabbit_url, tmp_path):
+    bus = rabbitmq.Bus(rabbit_url)
+    config = tmp_path / 'cyquota.conf'
+    config.write_text(bus.config('sqlite:///%s' % (tmp_path / 'unused.db')))
+    try:
+        result = subprocess.run(
+            [str(BIN / 'cyquota-agent-sim'), '--config-file', str(config),
+             '--timeout', '1', '--retry-for', '0', '--iterations', '4',
+             '--workers', '2'],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    finally:
+        bus.delete()
+    assert 'Traceback' not in result.stdout + result.stderr
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        'cyquota-agent-sim: no conductor answered on topic %s within 1 s'
+        % bus.name)
+    assert '| total ' in result.stdout
+    assert not (tmp_path / 'unused.db').exists()

@@ -1,0 +1,21 @@
+"""cyquota.db.api's engine set-up that reaches below public interfaces."""
+
+from sqlalchemy import pool as sa_pool
+
+from cyquota.db import api as db_api
+
+
+def test_pre_ping_flag_is_the_pool_attribute_cyquota_clears():
+    # cyquota.db.api._no_pre_ping turns oslo.db's pre-ping off by this
+    # attribute, for want of a public switch: a SQLAlchemy that renames it
+    # must fail here rather than ping silently again.
+    assert sa_pool.QueuePool(lambda: None, pre_ping=True)._pre_ping is True
+    assert sa_pool.QueuePool(lambda: None)._pre_ping is False
+
+
+def test_the_engine_neither_pings_nor_yields(sqlite_db):
+    engine = db_api.get_engine()
+    assert engine.pool._pre_ping is False
+    # oslo.db's check-in sleep(0) is off through its public option.
+    assert '_thread_yield' not in [listener.__name__ for listener
+                                   in engine.pool.dispatch.checkin]
