@@ -59,15 +59,18 @@ class BodyLimitHook(pecan.hooks.PecanHook):
 class MediaTypeHook(pecan.hooks.PecanHook):
     """Before routing, where pecan parses a form body (and fails with a 500
     on a malformed one, multipart without a boundary, say) or decodes a JSON
-    body: refuse a body that is not JSON, and a form media type on any
-    method, with 415; refuse JSON nested too deeply with 400."""
+    body: refuse a form media type on any method, and JSON nested too
+    deeply, with 400; a body of another media type with 415."""
 
     priority = 20
 
     def on_route(self, state):
         request = state.request
-        if request.content_type in _FORMS or (
-                request.method in ('POST', 'PUT', 'PATCH')
+        if request.content_type in _FORMS:
+            raise exception.InvalidBody(
+                detail='Form bodies (%s) are not accepted: send '
+                       'application/json' % request.content_type)
+        if (request.method in ('POST', 'PUT', 'PATCH')
                 and request.content_length
                 and request.content_type != 'application/json'):
             raise exception.UnsupportedMediaType(

@@ -26,12 +26,15 @@ from cyquota import leases
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit.placement.conftest import Tree
+from tests.unit import test_engine
 
 CONDUCTORS = 2
 LEASES = 24
 PROJECTS = ('cond-a', 'cond-b', 'cond-c')
 RESOURCE = 'FPGA'
 SPAWN = multiprocessing.get_context('spawn')
+
+clock = test_engine.clock
 #: Spawning and importing the children on a busy machine takes a while.
 _START_TIMEOUT = 120
 #: A child stops by itself after this long, whatever the parent says.
@@ -89,10 +92,11 @@ def test_two_conductors_start_and_end_each_lease_once(backend, db_url, ctx):
         child.start()
     try:
         ready.wait(timeout=_START_TIMEOUT)
-        # Starts 2 to 4 s from now, ends 1 to 3 s later: they come due
-        # while both conductors loop, several in the same instant.
-        now = datetime.datetime.now(datetime.timezone.utc)
+        # Each starts 2 to 4 s after it is made (however slow the making),
+        # ends 1 to 3 s later: they come due while both conductors loop,
+        # several in the same instant.
         for n in range(LEASES):
+            now = datetime.datetime.now(datetime.timezone.utc)
             start = now + datetime.timedelta(seconds=2 + (n % 8) / 4)
             end = start + datetime.timedelta(seconds=1 + (n % 3))
             made = leases.LEASES.create(
@@ -135,28 +139,28 @@ def test_two_conductors_start_and_end_each_lease_once(backend, db_url, ctx):
         lease_models.ENDED}
 
 
-def test_one_periodic_run_starts_and_ends_every_due_lease(backend, ctx):
+def test_one_periodic_run_starts_and_ends_every_due_lease(backend, ctx,
+                                                          clock):
     """``start_due`` and ``end_due`` promise every due lease, as
     ``QUOTAS.expire`` works through all its batches: with more leases due
     than ``[quota] batch_size``, one conductor run must still start (and
     later end) them all, not leave the rest for the next
-    ``lease_interval``."""
+    ``lease_interval``. Time moves only when told, so no lease comes due
+    while they are created, however slow the machine."""
     CONF.set_override('batch_size', 2, 'quota')
     QUOTAS.limits.set_registered_limit(ctx, RESOURCE, 10)
     tree = Tree(ctx)
     tree.provider('cn1')
     tree.provider('dev0', parent='cn1', inventory={RESOURCE: {'total': 10}})
-    now = datetime.datetime.now(datetime.timezone.utc)
-    start = now + datetime.timedelta(seconds=1)
-    end = start + datetime.timedelta(seconds=1)
+    start = clock(with_timezone=True) + datetime.timedelta(seconds=60)
+    end = start + datetime.timedelta(seconds=60)
     for _ in range(5):
         leases.LEASES.create(ctx, 'p1', dict(
             start_date=start.isoformat(), end_date=end.isoformat(),
             reservations=[{'resource_type': 'accelerator:' + RESOURCE,
                            'amount': 1}]))
-    time.sleep(max(0.0, (start - datetime.datetime.now(
-        datetime.timezone.utc)).total_seconds()) + 0.1)
+    assert leases.LEASES.start_due(ctx) == 0
+    clock.advance(60)
     assert leases.LEASES.start_due(ctx) == 5
-    time.sleep(max(0.0, (end - datetime.datetime.now(
-        datetime.timezone.utc)).total_seconds()) + 0.1)
+    clock.advance(60)
     assert leases.LEASES.end_due(ctx) == 5

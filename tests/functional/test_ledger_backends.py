@@ -10,6 +10,7 @@ same rows.
 import multiprocessing
 import time
 
+from oslo_db import exception as db_exc
 import pytest
 import sqlalchemy as sa
 
@@ -17,6 +18,7 @@ from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota import exception
+from cyquota.quota.ledger import one_statement
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit import test_engine
@@ -77,6 +79,23 @@ def test_fractions_of_a_second_are_kept(db, ctx):
     assert rows('reservations', uuid=uuids[0])[0]['status'] == 'reserved'
     db.advance(0.2)
     assert QUOTAS.expire(ctx) == 1
+
+
+def test_a_block_aborted_after_its_rows_fails_its_commit(backend, ctx):
+    # On Galera another node's write may abort a compound statement after
+    # it has sent its rows: the server rolls the transaction back, and the
+    # COMMIT that follows must fail (a retried deadlock), not succeed with
+    # nothing in it. SIGNAL stands in for the abort.
+    if backend != 'mysql':
+        pytest.skip('compound statements are MariaDB\'s')
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 5)
+    block = ("BEGIN NOT ATOMIC UPDATE project_limits SET resource_limit = 1;"
+             " SELECT 1 AS done; SIGNAL SQLSTATE '40001' SET"
+             " MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found'; END")
+    with pytest.raises(db_exc.DBDeadlock):
+        with db_api.writer_connection(ctx) as conn:
+            assert one_statement.run_block(conn, block, {}) == [(1,)]
+    assert [r['resource_limit'] for r in rows('project_limits')] == [5]
 
 
 # -- races between processes -------------------------------------------------

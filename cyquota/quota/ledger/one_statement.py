@@ -11,6 +11,8 @@ order, so each step that must follow another reads that one's rows: the
 ledger's lock order holds inside a statement too.
 """
 
+import collections
+import functools
 import itertools
 
 import sqlalchemy as sa
@@ -54,8 +56,36 @@ def reserve(dialect, limit, count, request_id):
 
 
 def is_mariadb(dialect):
-    """Whether ``dialect`` is MariaDB's, which runs compound statements."""
-    return dialect.name == 'mysql' and dialect.is_mariadb
+    """Whether ``dialect`` is MariaDB's through PyMySQL, which runs
+    compound statements and reads what ends one before its next command
+    (``run_block``)."""
+    return (dialect.name == 'mysql' and dialect.is_mariadb
+            and dialect.driver == 'pymysql')
+
+
+def run_block(conn, block, params):
+    """Run MariaDB's compound statement ``block`` on ``conn`` and return
+    the rows of the SELECT it ends with (named tuples).
+
+    The server says how the block ended only after those rows. When the
+    block was aborted after its SELECT (on Galera, by another node's write
+    that won certification), that word is the error, and the server has
+    rolled the transaction back. SQLAlchemy reads it only while closing
+    the cursor, where it logs and drops errors: the COMMIT that followed
+    would then succeed with nothing in it, and a commit or a reserve be
+    reported done that never was. So the rows are read from the driver's
+    cursor, which is left open: PyMySQL reads the rest before it sends its
+    next command, and that command (the COMMIT) fails with the block's
+    error, translated and retried as any deadlock.
+    """
+    result = conn.exec_driver_sql(block, params)
+    row = _row_type(tuple(result.keys()))
+    return [row(*values) for values in result.cursor.fetchall()]
+
+
+@functools.lru_cache(maxsize=None)
+def _row_type(names):
+    return collections.namedtuple('BlockRow', names)
 
 
 def reserve_ctes(limit, count, request_id):
@@ -140,8 +170,8 @@ def end_block(target, count):
     one consumer). It ends them (locked by uuid, as
     ``LOCK_RESERVATIONS``), moves the counts as ``END_RESERVED`` and (a
     commit) what the consumer holds as ``consumers.add``, each only where
-    nothing goes below zero; it returns the ended rows, none if it did not end them
-    all (and the transaction must roll back). SQL text, bound by the
+    nothing goes below zero; it returns the ended rows, none if it did
+    not end them all (and the transaction must roll back). SQL text, bound by the
     driver: ``_uuid_<i>``, ``_project_id``, ``_due_before``, ``_now``,
     ``_status``."""
     commit = target == models.COMMITTED

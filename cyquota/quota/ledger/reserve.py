@@ -113,10 +113,11 @@ class Reserve:
                           for name, value in row.items())
         if isinstance(statement, str):
             # MariaDB's compound statement, bound by the driver.
-            result = conn.exec_driver_sql(statement, dict(literals, **params))
+            fits = one_statement.run_block(conn, statement,
+                                           dict(literals, **params))[0][0]
         else:
-            result = conn.execute(statement, params)
-        if not result.scalar():
+            fits = conn.execute(statement, params).scalar()
+        if not fits:
             raise _Undecided()
 
     def _statement_by_statement(self, conn, params, rows):

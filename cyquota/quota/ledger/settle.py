@@ -130,7 +130,8 @@ class Settle:
                       for index, uuid in enumerate(uuids))
         try:
             with db_api.writer_connection(context) as conn:
-                ended = conn.exec_driver_sql(self._blocks[key], params).all()
+                ended = one_statement.run_block(conn, self._blocks[key],
+                                                params)
                 if len(ended) != len(uuids):
                     raise _Undecided()
                 if target != models.COMMITTED:

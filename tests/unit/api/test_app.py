@@ -71,10 +71,20 @@ def test_a_bug_is_a_500_without_a_traceback(sqlite_db, monkeypatch):
     assert 'internal detail' not in response.text
 
 
-def test_a_malformed_form_body_is_a_415_not_a_500(sqlite_db):
+def test_a_malformed_form_body_is_a_400_not_a_500(sqlite_db):
     response = webtest.TestApp(app.setup_app()).post(
         '/v1/reservations', '{}', expect_errors=True,
         headers={'Content-Type': 'multipart/form-data', 'X-Roles': 'admin'})
+    assert response.status_int == 400
+    assert response.json['errors'][0]['detail'] == (
+        'Form bodies (multipart/form-data) are not accepted: send '
+        'application/json')
+
+
+def test_a_body_of_another_media_type_is_a_415(sqlite_db):
+    response = webtest.TestApp(app.setup_app()).post(
+        '/v1/reservations', '{}', expect_errors=True,
+        headers={'Content-Type': 'text/plain', 'X-Roles': 'admin'})
     assert response.status_int == 415
     assert response.json['errors'][0]['code'] == \
         'cyquota.unsupported_media_type'
@@ -140,15 +150,17 @@ def test_the_bad_input_cases_cover_every_operation():
         for item in paths)
 
 
-def test_multipart_without_a_boundary_is_a_415_on_every_operation(sqlite_db):
+def test_multipart_without_a_boundary_is_a_400_on_every_operation(sqlite_db):
     api = webtest.TestApp(app.setup_app())
     form = dict(_ADMIN, **{'Content-Type': 'multipart/form-data'})
     for method, path in _operations():
         body = b'{}' if method in ('PUT', 'POST') else b''
         response = api.request(path, method=method, body=body, headers=form,
                                expect_errors=True)
-        assert response.status_int == 415, (method, path, response.text)
-        assert _error(response)[0] == 'cyquota.unsupported_media_type'
+        assert response.status_int == 400, (method, path, response.text)
+        assert _error(response) == (
+            'cyquota.invalid_body', 'Form bodies (multipart/form-data) are '
+            'not accepted: send application/json')
 
 
 def test_json_nested_10000_deep_is_a_400_on_every_body(sqlite_db):
