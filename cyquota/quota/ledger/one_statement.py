@@ -171,9 +171,9 @@ def end_block(target, count):
     ``LOCK_RESERVATIONS``), moves the counts as ``END_RESERVED`` and (a
     commit) what the consumer holds as ``consumers.add``, each only where
     nothing goes below zero; it returns the ended rows, none if it did
-    not end them all (and the transaction must roll back). SQL text, bound by the
-    driver: ``_uuid_<i>``, ``_project_id``, ``_due_before``, ``_now``,
-    ``_status``."""
+    not end them all (and the transaction must roll back). SQL text,
+    bound by the driver: ``_uuid_<i>``, ``_project_id``, ``_due_before``,
+    ``_now``, ``_status``."""
     commit = target == models.COMMITTED
     lines = [
         'BEGIN NOT ATOMIC',

@@ -6,10 +6,11 @@ positive delta to ``reserved`` only if the total fits the limit (read by
 the statement itself when the limits are in this database), or checks
 that a negative one leaves ``used`` at zero or more, and the reservation
 rows are inserted without reading any usage row; on PostgreSQL and
-MariaDB all of it is one statement (``one_statement``). Anything else, and any such UPDATE
-that changes no row (no row yet, over quota, overflow, a request id seen
-before), takes the locked path: it locks what the model's rule reads and
-the usage rows, reads them, and decides, saying exactly why it refuses.
+MariaDB all of it is one statement (``one_statement``). Anything else,
+and any such UPDATE that changes no row (no row yet, over quota,
+overflow, a request id seen before), takes the locked path: it locks
+what the model's rule reads and the usage rows, reads them, and decides,
+saying exactly why it refuses.
 """
 
 from oslo_db import exception as db_exc
