@@ -254,8 +254,8 @@ class Identity:
     def token(self, role, project_id):
         """A token of a new user holding ``role`` on ``project_id``."""
         name = 'cyq-%s' % uuid.uuid4().hex[:8]
-        user_id = self._create('users', {'name': name, 'password': USER_PASSWORD,
-                                         'domain_id': 'default'})
+        user_id = self._create('users', {
+            'name': name, 'password': USER_PASSWORD, 'domain_id': 'default'})
         self.admin.put('%s/projects/%s/users/%s/roles/%s' % (
             self.url, project_id, user_id, self.role(role)))
         return ks_session.Session(auth=v3.Password(
