@@ -19,7 +19,7 @@ from cyquota.db import models
 from tests.functional import ledger_books
 from tests.functional.test_faults_broker import _wait_for_iterations
 from tests.functional.test_rpc_conductors import (
-    _LimitWatch, _simulator, _wait_for_no_reservations, LIMIT)
+    _LimitWatch, _simulator, _wait_for_no_reservations, LIMIT)  # noqa: H301
 
 ITERATIONS = 2000  # never reached: the agent is killed long before
 _reservations = models.Reservation.__table__

@@ -18,8 +18,9 @@ import time
 
 from tests.functional import private_servers
 from tests.functional.test_rpc_conductors import (
-    _assert_books_balance, _done_iterations, _LimitWatch, _simulator,
-    _wait_for_no_reservations, LIMIT)
+    _assert_books_balance,  # noqa: H301
+    _done_iterations, _LimitWatch, _simulator, _wait_for_no_reservations,
+    LIMIT)
 
 ITERATIONS = 100
 RABBITMQCTL_TIMEOUT = 30

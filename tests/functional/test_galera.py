@@ -26,20 +26,20 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
-from cyquota.quota import QUOTAS
 from cyquota.quota.limits import write_facts
+from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.functional.galera import galera_cluster  # noqa: F401 (fixture)
 from tests.functional import test_ledger_concurrency
 from tests.functional.test_ledger_concurrency import (  # noqa: F401 (here)
-    test_storm_keeps_the_books,
+    test_storm_keeps_the_books,  # noqa: H301
 )
 from tests.functional.test_tree_concurrency import (  # noqa: F401 (here)
-    test_tree_never_exceeds_root_limit_and_ends_full,
+    test_tree_never_exceeds_root_limit_and_ends_full,  # noqa: H301
 )
 from tests.unit import test_engine
 from tests.unit.test_engine import (  # noqa: F401 (run here, node by node)
-    counts,
+    counts,  # noqa: H301
     test_commit_after_expiry_time_but_before_expire_runs,
     test_commit_moves_reserved_to_used_once,
     test_expire_rolls_back_what_has_expired,
@@ -56,7 +56,7 @@ _ABORTS = ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts')
 
 
 @pytest.fixture(scope='module')
-def node_urls(galera_cluster):
+def node_urls(galera_cluster):  # noqa: F811 (the fixture)
     """The URL of one migrated test database on each node."""
     urls = galera_cluster.database_urls(galera_cluster.create_database())
     fixtures.use_database(urls[0])  # the schema replicates
@@ -93,7 +93,7 @@ def db(backend, clock):
 
 
 @pytest.fixture(autouse=True)
-def aborted_transactions(galera_cluster, request):
+def aborted_transactions(galera_cluster, request):  # noqa: F811
     """Print how many transactions the nodes aborted during the test."""
     def total():
         return sum(int(node.status(name)) for node in galera_cluster.nodes

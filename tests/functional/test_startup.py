@@ -87,7 +87,8 @@ def _cases(tmp, migrated, empty_server_db, busy_port):
             '[database]\nconnection = %s\n' % empty_server_db,
             message=NOT_MIGRATED),
         'port:cyquota-api': Case(
-            'cyquota-api', _sqlite(migrated) + '[api]\nport = %d\n' % busy_port,
+            'cyquota-api',
+            _sqlite(migrated) + '[api]\nport = %d\n' % busy_port,
             message='cannot listen on 127.0.0.1:%d: Address already in use'
                     % busy_port),
         'port:cyquota-all-in-one': Case(
@@ -149,8 +150,8 @@ def results(tmp_path_factory):
 
 def _names():
     """The names of ``_cases``, for the test ids."""
-    return (['option:%s' % c for c in SERVICES + ('cyquota-manage',
-                                                   'cyquota-agent-sim')]
+    return (['option:%s' % c for c in SERVICES
+             + ('cyquota-manage', 'cyquota-agent-sim')]
             + ['transport_url', 'connection', 'keystone_endpoint',
                'missing_config', 'missing_database']
             + ['unmigrated:%s' % c for c in SERVICES]
