@@ -81,20 +81,19 @@ def test_fractions_of_a_second_are_kept(db, ctx):
     assert QUOTAS.expire(ctx) == 1
 
 
+@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
 def test_a_block_aborted_after_its_rows_fails_its_commit(backend, ctx):
     # On Galera another node's write may abort a compound statement after
     # it has sent its rows: the server rolls the transaction back, and the
     # COMMIT that follows must fail (a retried deadlock), not succeed with
     # nothing in it. SIGNAL stands in for the abort.
-    if backend != 'mysql':
-        pytest.skip('compound statements are MariaDB\'s')
     QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 5)
     block = ("BEGIN NOT ATOMIC UPDATE project_limits SET resource_limit = 1;"
              " SELECT 1 AS done; SIGNAL SQLSTATE '40001' SET"
              " MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found'; END")
     with pytest.raises(db_exc.DBDeadlock):
         with db_api.writer_connection(ctx) as conn:
-            assert one_statement.run_block(conn, block, {}) == [(1,)]
+            assert one_statement.Block(block).rows(conn, {}) == [(1,)]
     assert [r['resource_limit'] for r in rows('project_limits')] == [5]
 
 

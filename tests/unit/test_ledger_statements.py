@@ -21,7 +21,7 @@ from cyquota.quota import QUOTAS
 from tests.unit.test_engine import clock, counts, rows  # noqa: F401,H301
 
 _CONTROL = re.compile(
-    r'(BEGIN(?! NOT ATOMIC)|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b')
+    r'(BEGIN(?! NOT ATOMIC)|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|PREPARE)\b')
 
 
 @pytest.fixture
@@ -34,11 +34,15 @@ def db(sqlite_db, clock):  # noqa: F811 (the fixture imported above)
 _CHANGE = re.compile(r'(?:\(|^)(UPDATE|INSERT INTO) (\w+)', re.M)
 
 
-def _shape(statement):
+def _shape(statement, cursor):
     """``VERB table`` of a statement, ``+ FOR UPDATE`` when it locks; of
     a statement of data-modifying CTEs (``WITH``) or a compound statement
-    (``BEGIN``), that word and what its parts change."""
+    (``BEGIN``), that word and what its parts change; of a prepared
+    statement's EXECUTE, the shape of what the server runs."""
     words = statement.split()
+    if words[0] == 'EXECUTE':
+        statement = _prepared(cursor, words[1].split('(')[0])
+        words = statement.split()
     verb = words[0]
     if verb in ('WITH', 'BEGIN'):
         return verb + ' ' + ', '.join(
@@ -51,6 +55,16 @@ def _shape(statement):
     return '%s %s%s' % (verb, table, locks)
 
 
+def _prepared(cursor, name):
+    """The statement PostgreSQL prepared as ``name`` on ``cursor``'s
+    connection."""
+    with cursor.connection.cursor() as lookup:
+        lookup.execute('SELECT statement FROM pg_prepared_statements '
+                       'WHERE name = %s', (name,))
+        [(text,)] = lookup.fetchall()
+    return text.split(' AS ', 1)[1]
+
+
 @contextlib.contextmanager
 def statements():
     """The shapes of the statements run meanwhile, in order."""
@@ -58,7 +72,7 @@ def statements():
 
     def record(conn, cursor, statement, *args):
         if not _CONTROL.match(statement):
-            seen.append(_shape(statement))
+            seen.append(_shape(statement, cursor))
 
     engine = db_api.get_engine()
     sa.event.listen(engine, 'before_cursor_execute', record)

@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql import visitors
 
 from cyquota.db import models
+from cyquota.db import prepared
 from cyquota.quota.ledger import statements as sql
 
 #: The binds of a reserve that differ by resource; the ``i``-th resource's
@@ -45,11 +46,12 @@ def _per_resource(statement, index):
 
 def reserve(dialect, limit, count, request_id):
     """The one-statement reserve of ``count`` resources for ``dialect``
-    (``reserve_ctes`` or ``reserve_block``), or None where there is none:
-    ``(statement, params)``, the params of its literals. It returns 1 if
-    it reserved all, else 0 (and the transaction must roll back)."""
+    (``reserve_ctes`` prepared, or ``reserve_block``), or None where there
+    is none. Its one row's one value is 1 if it reserved all, else 0 (and
+    the transaction must roll back)."""
     if dialect.name == 'postgresql':
-        return reserve_ctes(limit, count, request_id), {}
+        return prepared.Prepared(reserve_ctes(limit, count, request_id),
+                                 dialect)
     if is_mariadb(dialect):
         return reserve_block(dialect, limit, count, request_id)
     return None
@@ -63,24 +65,38 @@ def is_mariadb(dialect):
             and dialect.driver == 'pymysql')
 
 
-def run_block(conn, block, params):
-    """Run MariaDB's compound statement ``block`` on ``conn`` and return
-    the rows of the SELECT it ends with (named tuples).
+class Block:
+    """A MariaDB compound statement (``BEGIN NOT ATOMIC ... END``) that
+    ends with one SELECT.
 
-    The server says how the block ended only after those rows. When the
-    block was aborted after its SELECT (on Galera, by another node's write
-    that won certification), that word is the error, and the server has
-    rolled the transaction back. SQLAlchemy reads it only while closing
-    the cursor, where it logs and drops errors: the COMMIT that followed
-    would then succeed with nothing in it, and a commit or a reserve be
-    reported done that never was. So the rows are read from the driver's
-    cursor, which is left open: PyMySQL reads the rest before it sends its
-    next command, and that command (the COMMIT) fails with the block's
-    error, translated and retried as any deadlock.
+    :param text: its SQL, its binds in the driver's form (``%(name)s``).
+    :param literals: the values of binds that are not the caller's.
     """
-    result = conn.exec_driver_sql(block, params)
-    row = _row_type(tuple(result.keys()))
-    return [row(*values) for values in result.cursor.fetchall()]
+
+    def __init__(self, text, literals=None):
+        self.text = text
+        self._literals = literals or {}
+
+    def rows(self, conn, params):
+        """Run the block on ``conn`` with ``params``; returns the rows of
+        its SELECT (named tuples).
+
+        The server says how the block ended only after those rows. When
+        the block was aborted after its SELECT (on Galera, by another
+        node's write that won certification), that word is the error, and
+        the server has rolled the transaction back. SQLAlchemy reads it
+        only while closing the cursor, where it logs and drops errors: the
+        COMMIT that followed would then succeed with nothing in it, and a
+        commit or a reserve be reported done that never was. So the rows
+        are read from the driver's cursor, which is left open: PyMySQL
+        reads the rest before it sends its next command, and that command
+        (the COMMIT) fails with the block's error, translated and retried
+        as any deadlock.
+        """
+        result = conn.exec_driver_sql(self.text,
+                                      dict(self._literals, **params))
+        row = _row_type(tuple(result.keys()))
+        return [row(*values) for values in result.cursor.fetchall()]
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,7 +136,7 @@ def reserve_block(dialect, limit, count, request_id):
     the conditional UPDATE of each resource in turn while every one
     changed its row, then (and with ``request_id``, only if no reserve
     used it before) the INSERTs; it returns ``fits``: 1 if all were
-    written, else 0. Returns (SQL text, params of its literals)."""
+    written, else 0. Returns a ``Block``."""
     params = {}
     numbers = itertools.count()
 
@@ -143,7 +159,7 @@ def reserve_block(dialect, limit, count, request_id):
                   'SET fits = ROW_COUNT() = 1;', 'END IF;']
     lines += ['IF fits%s THEN' % seen, *[i + ';' for i in inserts],
               'ELSE', 'SET fits = 0;', 'END IF;', 'SELECT fits;', 'END']
-    return '\n'.join(lines), params
+    return Block('\n'.join(lines), params)
 
 
 def _compiled(statement, dialect, numbers):
@@ -171,7 +187,7 @@ def end_block(target, count):
     ``LOCK_RESERVATIONS``), moves the counts as ``END_RESERVED`` and (a
     commit) what the consumer holds as ``consumers.add``, each only where
     nothing goes below zero; it returns the ended rows, none if it did
-    not end them all (and the transaction must roll back). SQL text,
+    not end them all (and the transaction must roll back). A ``Block``,
     bound by the driver: ``_uuid_<i>``, ``_project_id``, ``_due_before``,
     ``_now``, ``_status``."""
     commit = target == models.COMMITTED
@@ -227,18 +243,21 @@ def end_block(target, count):
         'END']
     uuids = ', '.join('%%(%s)s' % bind_name('_uuid', index)
                       for index in range(count))
-    return '\n'.join(lines).replace('{uuids}', uuids).replace(
-        '{count}', str(count))
+    return Block('\n'.join(lines).replace('{uuids}', uuids).replace(
+        '{count}', str(count)))
 
 
-def end(target):
-    """The end (``target``: committed or rolled back) of reservations as
-    one statement: ``END_RESERVATIONS_RETURNING``, then per resource the
-    counts as ``END_RESERVED`` moves them and, for a commit, what each
-    consumer holds as ``consumers.add`` changes it. Returns the ended
-    rows, each with ``counted`` (its counts moved) and ``held`` (its
-    consumer's row changed)."""
-    ended = sql.END_RESERVATIONS_RETURNING.cte('ended')
+def end(target, dialect):
+    """PostgreSQL's end (``target``: committed or rolled back) of
+    reservations as one statement, prepared: ``end_reservations`` of the
+    uuids in the array ``_uuids``, then per resource the counts as
+    ``END_RESERVED`` moves them and, for a commit, what each consumer
+    holds as ``consumers.add`` changes it. Its rows are the ended
+    reservations, each with ``counted`` (its counts moved) and ``held``
+    (its consumer's row changed)."""
+    ended = sql.end_reservations(
+        sql.RESERVATIONS.c.uuid == sa.any_(sa.bindparam(
+            '_uuids', type_=postgresql.ARRAY(sa.String)))).cte('ended')
     commit = target == models.COMMITTED
     taken = sa.case((ended.c.delta < 0, ended.c.delta), else_=0)
     groups = (
@@ -270,7 +289,7 @@ def end(target):
         columns.append(changed.c.resource.is_not(None).label('held'))
     else:
         columns.append(sa.false().label('held'))
-    return sa.select(*columns).select_from(joins)
+    return prepared.Prepared(sa.select(*columns).select_from(joins), dialect)
 
 
 def _sum(value):

@@ -95,7 +95,7 @@ class Reserve:
                 if one is None:
                     self._statement_by_statement(conn, params, rows)
                 else:
-                    self._in_one_statement(conn, *one, params, rows)
+                    self._in_one_statement(conn, one, params, rows)
         except (_Undecided, db_exc.DBDuplicateEntry):
             return None
         return [row['_uuid'] for row in rows]
@@ -108,16 +108,11 @@ class Reserve:
         return self._one_statements[key]
 
     @staticmethod
-    def _in_one_statement(conn, statement, literals, params, rows):
+    def _in_one_statement(conn, statement, params, rows):
         for index, row in enumerate(rows):
             params.update((one_statement.bind_name(name, index), value)
                           for name, value in row.items())
-        if isinstance(statement, str):
-            # MariaDB's compound statement, bound by the driver.
-            fits = one_statement.run_block(conn, statement,
-                                           dict(literals, **params))[0][0]
-        else:
-            fits = conn.execute(statement, params).scalar()
+        [(fits,)] = statement.rows(conn, params)
         if not fits:
             raise _Undecided()
 

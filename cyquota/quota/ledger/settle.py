@@ -60,9 +60,7 @@ class Settle:
         self.model = model
         self.devices = devices
         #: PostgreSQL's one-statement ends, by target status.
-        self._one_statements = {target: one_statement.end(target)
-                                for target in (models.COMMITTED,
-                                               models.ROLLED_BACK)}
+        self._one_statements = {}
         #: MariaDB's, by (target status, number of reservations).
         self._blocks = {}
 
@@ -130,8 +128,7 @@ class Settle:
                       for index, uuid in enumerate(uuids))
         try:
             with db_api.writer_connection(context) as conn:
-                ended = one_statement.run_block(conn, self._blocks[key],
-                                                params)
+                ended = self._blocks[key].rows(conn, params)
                 if len(ended) != len(uuids):
                     raise _Undecided()
                 if target != models.COMMITTED:
@@ -160,13 +157,16 @@ class Settle:
         now = models.utcnow()
         due_before = now if target == models.COMMITTED else _EVER
         if conn.dialect.update_returning:
-            statement = sql.END_RESERVATIONS_RETURNING
+            params_end = dict(params, _status=target, _now=now,
+                              _due_before=due_before)
             if (conn.dialect.name == 'postgresql'
                     and self.model.decides_by_own_row):
-                statement = self._one_statements[target]
-            pending = sorted(conn.execute(statement, dict(
-                params, _status=target, _now=now,
-                _due_before=due_before)).all(), key=lambda row: row.id)
+                ended = self._one_statement(conn.dialect, target).rows(
+                    conn, params_end)
+            else:
+                ended = conn.execute(sql.END_RESERVATIONS_RETURNING,
+                                     params_end).all()
+            pending = sorted(ended, key=lambda row: row.id)
             ended = {row.uuid for row in pending}
             others = []
             if len(ended) < len(uuids):
@@ -199,6 +199,11 @@ class Settle:
         if due:
             raise _Due(due)
         return pending
+
+    def _one_statement(self, dialect, target):
+        if target not in self._one_statements:
+            self._one_statements[target] = one_statement.end(target, dialect)
+        return self._one_statements[target]
 
     def _apply_ends(self, context, conn, project_id, rows, target):
         """Apply the end (``target``) of reservation rows, already set to

@@ -83,16 +83,26 @@ LOCK_RESERVATIONS = (
     .where(RESERVATIONS.c.uuid.in_(sa.bindparam('_uuids', expanding=True)))
     .order_by(RESERVATIONS.c.id)
     .with_for_update())
-# Where UPDATE ... RETURNING exists, one statement locks, ends and reads;
-# a reservation whose expiry has passed is not ended here (see settle).
-END_RESERVATIONS_RETURNING = (
-    RESERVATIONS.update()
-    .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
-           RESERVATIONS.c.uuid.in_(sa.bindparam('_uuids', expanding=True)),
-           RESERVATIONS.c.status == models.RESERVED,
-           RESERVATIONS.c.expire >= sa.bindparam('_due_before'))
-    .values(status=sa.bindparam('_status'), updated_at=sa.bindparam('_now'))
-    .returning(*RESERVATION_COLUMNS))
+
+
+def end_reservations(chosen):
+    """Where UPDATE ... RETURNING exists, one statement locks, ends and
+    reads the reservations ``chosen`` (a condition on their uuids) that
+    are still reserved; one whose expiry has passed is not ended here (see
+    settle)."""
+    return (
+        RESERVATIONS.update()
+        .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
+               chosen,
+               RESERVATIONS.c.status == models.RESERVED,
+               RESERVATIONS.c.expire >= sa.bindparam('_due_before'))
+        .values(status=sa.bindparam('_status'),
+                updated_at=sa.bindparam('_now'))
+        .returning(*RESERVATION_COLUMNS))
+
+
+END_RESERVATIONS_RETURNING = end_reservations(
+    RESERVATIONS.c.uuid.in_(sa.bindparam('_uuids', expanding=True)))
 DUE_RESERVATIONS = (
     sa.select(RESERVATIONS.c.id)
     .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),

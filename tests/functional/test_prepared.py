@@ -1,0 +1,78 @@
+"""PostgreSQL statements prepared once per connection (cyquota.db.prepared),
+on the real server."""
+
+import pytest
+import sqlalchemy as sa
+
+from cyquota.db import api as db_api
+from cyquota.db import models
+from cyquota.db import prepared
+
+_USAGES = models.QuotaUsage.__table__
+
+
+# Prepared statements are PostgreSQL's here.
+pytestmark = pytest.mark.parametrize('backend', ['postgresql'],
+                                     indirect=True)
+
+
+@pytest.fixture
+def postgresql(backend):
+    with db_api.get_engine().begin() as conn:
+        conn.execute(_USAGES.insert(), [
+            dict(project_id='p1', resource='FPGA', used=1, reserved=0),
+            dict(project_id='p1', resource='GPU', used=2, reserved=0)])
+
+
+def _sent(conn):
+    """The statements sent on ``conn`` meanwhile (a list that fills)."""
+    sent = []
+    sa.event.listen(conn, 'before_cursor_execute',
+                    lambda *args: sent.append(args[2].split()[0]))
+    return sent
+
+
+def _used_over(threshold):
+    # A literal (the resource) beside a bind: the literal's value is kept.
+    return (sa.select(_USAGES.c.used)
+            .where(_USAGES.c.resource == 'GPU',
+                   _USAGES.c.used > sa.bindparam('threshold')))
+
+
+def test_prepared_once_per_connection_then_executed(postgresql):
+    statement = prepared.Prepared(_used_over(0), db_api.get_engine().dialect)
+    with db_api.get_engine().connect() as conn:
+        sent = _sent(conn)
+        assert statement.rows(conn, dict(threshold=0)) == [(2,)]
+        assert statement.rows(conn, dict(threshold=5)) == []
+        assert sent == ['PREPARE', 'EXECUTE', 'EXECUTE']
+        assert conn.exec_driver_sql(
+            'SELECT count(*) FROM pg_prepared_statements WHERE name = '
+            '%(name)s', dict(name=statement.name)).scalar() == 1
+        conn.rollback()  # a prepared statement outlives the transaction
+        assert statement.rows(conn, dict(threshold=1)) == [(2,)]
+        assert sent[-1:] == ['EXECUTE']
+
+
+def test_a_new_connection_prepares_again(postgresql):
+    statement = prepared.Prepared(_used_over(0), db_api.get_engine().dialect)
+    with db_api.get_engine().connect() as conn:
+        statement.rows(conn, dict(threshold=0))
+        conn.invalidate()  # as after a lost connection
+        conn.rollback()
+        sent = _sent(conn)
+        assert statement.rows(conn, dict(threshold=0)) == [(2,)]
+        assert sent == ['PREPARE', 'EXECUTE']
+
+
+def test_each_statement_its_own_name(postgresql):
+    dialect = db_api.get_engine().dialect
+    same = prepared.Prepared(_used_over(0), dialect)
+    other = prepared.Prepared(
+        sa.select(_USAGES.c.used).where(
+            _USAGES.c.resource == sa.bindparam('resource')), dialect)
+    assert same.name == prepared.Prepared(_used_over(0), dialect).name
+    assert other.name != same.name
+    with db_api.get_engine().connect() as conn:
+        assert same.rows(conn, dict(threshold=0)) == [(2,)]
+        assert other.rows(conn, dict(resource='FPGA')) == [(1,)]
