@@ -43,6 +43,20 @@ def _wait_until_settled():
             return
 
 
+def _stop_holding(sim, tries=200):
+    """Stop the agent at a moment it holds reservations (it is stopped
+    first, so the attaches it has under way are the ones it dies with);
+    returns their uuids."""
+    for _ in range(tries):
+        sim.send_signal(signal.SIGSTOP)
+        held = _held()
+        if held:
+            return held
+        sim.send_signal(signal.SIGCONT)
+        time.sleep(0.01)
+    return set()
+
+
 def test_agent_killed_mid_attach_loses_nothing(conductors, rabbit, tmp_path,
                                                db_url, ctx):
     conductors('conductor-1', conductor={'expire_interval': 1},
@@ -54,10 +68,7 @@ def test_agent_killed_mid_attach_loses_nothing(conductors, rabbit, tmp_path,
                          '--expire', '2', '--workers', '8')
         try:
             _wait_for_iterations(sim, 30)
-            # Still first, so the attaches it has under way are the ones
-            # it dies with.
-            sim.send_signal(signal.SIGSTOP)
-            in_flight = _held()
+            in_flight = _stop_holding(sim)
         finally:
             sim.kill()
             sim.wait()

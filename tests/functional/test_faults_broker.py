@@ -16,6 +16,10 @@ import signal
 import subprocess
 import time
 
+import sqlalchemy as sa
+
+from cyquota.db import api as db_api
+from cyquota.db import models
 from tests.functional import private_servers
 from tests.functional.test_rpc_conductors import (
     _assert_books_balance,  # noqa: H301
@@ -23,6 +27,7 @@ from tests.functional.test_rpc_conductors import (
     LIMIT)
 
 ITERATIONS = 100
+_reservations = models.Reservation.__table__
 RABBITMQCTL_TIMEOUT = 30
 
 
@@ -50,11 +55,28 @@ def _cut(pids):
 
 
 def _wait_for_iterations(sim, done, timeout=120):
+    """Until the agent reports ``done`` iterations (it reports once a
+    second)."""
     deadline = time.monotonic() + timeout
     while _done_iterations(sim) < done:
         assert sim.poll() is None, 'the agent stopped'
         assert time.monotonic() < deadline, 'the agent made no progress'
         time.sleep(0.05)
+
+
+def _wait_for_reserves(sim, count, timeout=120):
+    """Until the agent has made ``count`` reservations: sooner than its
+    once-a-second report, so that a fast agent is caught early in its
+    run."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with db_api.get_engine().connect() as conn:
+            if conn.execute(sa.select(sa.func.count()).select_from(
+                    _reservations)).scalar() >= count:
+                return
+        assert sim.poll() is None, 'the agent stopped'
+        assert time.monotonic() < deadline, 'the agent made no progress'
+        time.sleep(0.01)
 
 
 def test_broker_connections_cut_mid_run(conductors, rabbit, tmp_path,
@@ -67,7 +89,7 @@ def test_broker_connections_cut_mid_run(conductors, rabbit, tmp_path,
         sim = _simulator(rabbit, tmp_path, db_url, '--iterations',
                          str(ITERATIONS), '--crash-rate', '0.05',
                          '--expire', '3')
-        _wait_for_iterations(sim, ITERATIONS // 10)
+        _wait_for_reserves(sim, 3)
         # Held still while its connections go, so that the cut lands mid-run
         # however fast the machine is; it finds them gone as it resumes.
         sim.send_signal(signal.SIGSTOP)
