@@ -19,8 +19,11 @@ from cyquota import service
 
 
 def init_application(argv=None):
-    """Parse the configuration, set up logging, build the app."""
+    """Parse the configuration, set up logging, check the database (the
+    server fails to load the app, with one line, on a database that is
+    missing or not migrated), build the app."""
     service.prepare_service(sys.argv[1:] if argv is None else argv)
+    service.check_database()
     return app.setup_app()
 
 

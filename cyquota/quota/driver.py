@@ -41,12 +41,14 @@ class DbQuotaDriver:
                              dry_run=dry_run, devices=devices)
 
     def commit(self, context, project_id, uuids):
-        """Move reserved counts to used."""
-        self._settle.commit(context, project_id, uuids)
+        """Move reserved counts to used; returns the uuids this call
+        committed (a repeated commit: none)."""
+        return self._settle.commit(context, project_id, uuids)
 
     def rollback(self, context, project_id, uuids):
-        """Give reserved counts back."""
-        self._settle.rollback(context, project_id, uuids)
+        """Give reserved counts back; returns the uuids this call rolled
+        back."""
+        return self._settle.rollback(context, project_id, uuids)
 
     def expire(self, context):
         """Expire every reservation past its expiry; returns how many."""

@@ -134,19 +134,20 @@ class QuotaEngine:
         """Move the reservations' counts from reserved to used."""
         validation.project_id(project_id)
         uuids = validation.reservation_uuids(reservations)
-        self.driver.commit(context, project_id, uuids)
-        metrics.count_reservations('committed', uuids)
+        # Counted and told once: a repeated commit ends nothing.
+        ended = self.driver.commit(context, project_id, uuids)
+        metrics.count_reservations('committed', ended)
         notifications.reservations_ended(context, 'commit', project_id,
-                                         uuids)
+                                         ended)
 
     def rollback(self, context, project_id, reservations):
         """Give the reservations' reserved counts back."""
         validation.project_id(project_id)
         uuids = validation.reservation_uuids(reservations)
-        self.driver.rollback(context, project_id, uuids)
-        metrics.count_reservations('rolled_back', uuids)
+        ended = self.driver.rollback(context, project_id, uuids)
+        metrics.count_reservations('rolled_back', ended)
         notifications.reservations_ended(context, 'rollback', project_id,
-                                         uuids)
+                                         ended)
 
     def release(self, context, project_id, deltas, consumer_id=None):
         """Take positive ``deltas`` off ``used`` at once (a detach)."""

@@ -86,12 +86,16 @@ def _workload(host):
         return _call(host, 'POST', '/v1/reservations', SERVICE, dict(
             project_id=project, deltas=deltas, **extra), status).json()
 
+    # Each commit and rollback sent twice, as an agent that lost the
+    # answer does: counted once.
     kept = reserve('p1', {'FPGA': 2})['reservations']
-    _call(host, 'POST', '/v1/reservations/commit', SERVICE,
-          {'project_id': 'p1', 'reservations': kept}, 204)
+    for _ in range(2):
+        _call(host, 'POST', '/v1/reservations/commit', SERVICE,
+              {'project_id': 'p1', 'reservations': kept}, 204)
     dropped = reserve('p1', {'FPGA': 1, 'GPU': 1})['reservations']
-    _call(host, 'POST', '/v1/reservations/rollback', SERVICE,
-          {'project_id': 'p1', 'reservations': dropped}, 204)
+    for _ in range(2):
+        _call(host, 'POST', '/v1/reservations/rollback', SERVICE,
+              {'project_id': 'p1', 'reservations': dropped}, 204)
     reserve('p2', {'GPU': 1}, expire=1)
     reserve('p1', {'FPGA': 3}, status=403)
     reserve('p1', {'FPGA': 3}, status=200, dry_run=True)

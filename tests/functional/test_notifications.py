@@ -160,6 +160,7 @@ def test_nothing_is_sent_for_what_the_books_refused(sqlite_db, ctx,
     _impl_test.reset()
     [uuid] = quota.QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
     quota.QUOTAS.commit(ctx, 'p1', [uuid])
+    quota.QUOTAS.commit(ctx, 'p1', [uuid])  # a retry: nothing new
     with pytest.raises(exception.ReservationConflict):
         quota.QUOTAS.rollback(ctx, 'p1', [uuid])
     with pytest.raises(exception.ReservationNotFound):

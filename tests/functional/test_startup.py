@@ -172,6 +172,24 @@ def test_refuses_to_start_with_one_line(results, name):
     assert not (tmp / 'missing' / 'cyquota.sqlite').exists()
 
 
+def test_the_wsgi_application_refuses_an_unmigrated_database(tmp_path):
+    # What uWSGI loads (devstack): it stops as the console scripts do.
+    empty = tmp_path / 'empty.sqlite'
+    sqlite3.connect(empty).close()
+    config = tmp_path / 'cyquota.conf'
+    config.write_text(_sqlite(empty))
+    load = ('import sys; sys.argv = ["cyquota-api-wsgi", "--config-file", '
+            'sys.argv[1]]; import cyquota.api.wsgi')
+    result = subprocess.run([str(BIN / 'python'), '-c', load, str(config)],
+                            cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert 'Traceback' not in result.stderr
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        'cyquota-api-wsgi: ' + NOT_MIGRATED)
+    assert not (tmp_path / 'cyquota.sqlite').exists()
+
+
 def test_agent_sim_without_a_conductor(rabbit_url, tmp_path):
     bus = rabbitmq.Bus(rabbit_url)
     config = tmp_path / 'cyquota.conf'

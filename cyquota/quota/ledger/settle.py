@@ -65,11 +65,13 @@ class Settle:
         self._blocks = {}
 
     def commit(self, context, project_id, uuids):
-        """Move reserved counts to used. Committing a committed reservation
-        does nothing; a rolled back or expired one, or one past its expiry,
-        is a conflict."""
+        """Move reserved counts to used; returns the uuids this call
+        committed. Committing a committed reservation does nothing; a
+        rolled back or expired one, or one past its expiry, is a
+        conflict."""
         try:
-            self._finish(context, project_id, uuids, models.COMMITTED)
+            return self._finish(context, project_id, uuids,
+                                models.COMMITTED)
         except _Due as due:
             self._expire_rows(context, project_id, [r.id for r in due.rows],
                               models.utcnow())
@@ -78,9 +80,10 @@ class Settle:
                 status=models.EXPIRED)
 
     def rollback(self, context, project_id, uuids):
-        """Give reserved counts back. Rolling back a rolled back or expired
-        reservation does nothing; a committed one is a conflict."""
-        self._finish(context, project_id, uuids, models.ROLLED_BACK)
+        """Give reserved counts back; returns the uuids this call rolled
+        back. Rolling back a rolled back or expired reservation does
+        nothing; a committed one is a conflict."""
+        return self._finish(context, project_id, uuids, models.ROLLED_BACK)
 
     def expire(self, context):
         """Roll back every reserved row whose expiry has passed, project by
@@ -107,16 +110,22 @@ class Settle:
     # -- steps -------------------------------------------------------------
 
     def _finish(self, context, project_id, uuids, target):
-        if not (self.model.decides_by_own_row
-                and one_statement.is_mariadb(db_api.get_engine().dialect)
-                and self._end_in_block(context, project_id, uuids, target)):
-            self._end_step_by_step(context, project_id, uuids, target)
+        """End ``uuids`` as ``target``; returns those this call ended (not
+        those a call before it had)."""
+        ended = None
+        if (self.model.decides_by_own_row
+                and one_statement.is_mariadb(db_api.get_engine().dialect)):
+            ended = self._end_in_block(context, project_id, uuids, target)
+        if ended is None:
+            ended = self._end_step_by_step(context, project_id, uuids,
+                                           target)
+        return [row.uuid for row in ended]
 
     @db_api.retry_on_conflict
     def _end_in_block(self, context, project_id, uuids, target):
         """MariaDB's common end as one compound statement
-        (``one_statement.end_block``); False, with nothing written, when
-        the step-by-step end must decide."""
+        (``one_statement.end_block``): the ended rows, or None, with
+        nothing written, when the step-by-step end must decide."""
         key = (target, len(uuids))
         if key not in self._blocks:
             self._blocks[key] = one_statement.end_block(*key)
@@ -134,8 +143,8 @@ class Settle:
                 if target != models.COMMITTED:
                     self._free_devices(context, ended)
         except _Undecided:
-            return False
-        return True
+            return None
+        return ended
 
     @db_api.retry_on_conflict
     def _end_step_by_step(self, context, project_id, uuids, target):
@@ -145,6 +154,7 @@ class Settle:
                 self._apply_ends(context, conn, project_id, pending, target)
                 if target != models.COMMITTED:
                     self._free_devices(context, pending)
+        return pending
 
     def _end_reservations(self, conn, project_id, uuids, target):
         """Lock the reservations and set those still reserved to
