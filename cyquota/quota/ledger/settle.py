@@ -171,12 +171,12 @@ class Settle:
                               _due_before=due_before)
             if (conn.dialect.name == 'postgresql'
                     and self.model.decides_by_own_row):
-                ended = self._one_statement(conn.dialect, target).rows(
+                rows = self._one_statement(conn.dialect, target).rows(
                     conn, params_end)
             else:
-                ended = conn.execute(sql.END_RESERVATIONS_RETURNING,
-                                     params_end).all()
-            pending = sorted(ended, key=lambda row: row.id)
+                rows = conn.execute(sql.END_RESERVATIONS_RETURNING,
+                                    params_end).all()
+            pending = sorted(rows, key=lambda row: row.id)
             ended = {row.uuid for row in pending}
             others = []
             if len(ended) < len(uuids):
