@@ -11,7 +11,7 @@ import sys
 from benchmarks import report
 
 #: The benchmark modules, ``benchmarks.<name>``, in the order they run.
-BENCHMARKS = ('ledger', 'rpc', 'tree', 'rest', 'leases', 'load')
+BENCHMARKS = ('ledger', 'floors', 'rpc', 'tree', 'rest', 'leases', 'load')
 BACKENDS = ('sqlite', 'postgresql', 'mysql')
 DEFAULT_OUT = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'doc',

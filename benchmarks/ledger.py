@@ -54,11 +54,12 @@ RAW_UPDATE = 'UPDATE hot SET n = n + 1'
 # Spawning and importing eight workers on a busy machine can take a while.
 _BARRIER_TIMEOUT = 300
 
-_hot = sa.Table('hot', sa.MetaData(),
-                sa.Column('id', sa.Integer, primary_key=True,
-                          autoincrement=False),
-                sa.Column('n', sa.Integer, nullable=False),
-                mysql_engine='InnoDB')
+#: The one-row table of the raw durable counter.
+HOT = sa.Table('hot', sa.MetaData(),
+               sa.Column('id', sa.Integer, primary_key=True,
+                         autoincrement=False),
+               sa.Column('n', sa.Integer, nullable=False),
+               mysql_engine='InnoDB')
 
 
 def run(args, progress):
@@ -131,8 +132,8 @@ def _database(backend):
     with benchmarks.throwaway_database(backend) as url:
         if url is not None:
             with db_api.get_engine().begin() as conn:
-                _hot.create(conn)
-                conn.execute(_hot.insert().values(id=1, n=0))
+                HOT.create(conn)
+                conn.execute(HOT.insert().values(id=1, n=0))
         yield url
 
 
@@ -141,7 +142,7 @@ def _measure(backend, url, workers, seconds, rounds, progress):
     project = 'bench-%d-workers' % workers
     plan = PHASES * rounds
     with db_api.get_engine().begin() as conn:
-        conn.execute(_hot.update().values(n=0))
+        conn.execute(HOT.update().values(n=0))
     spawn = multiprocessing.get_context('spawn')
     barrier = spawn.Barrier(workers + 1)
     results = spawn.Queue()
@@ -228,7 +229,7 @@ def _check_books(project, reports):
             sa.select(reservations.c.status, sa.func.count())
             .where(reservations.c.project_id == project)
             .group_by(reservations.c.status)).all())
-        hot = conn.execute(sa.select(_hot.c.n)).scalar()
+        hot = conn.execute(sa.select(HOT.c.n)).scalar()
     found = {'used': usage['used'], 'reserved': usage['reserved']}
     found_rows = {'used': statuses.get(models.COMMITTED, 0),
                   'reserved': statuses.get(models.RESERVED, 0)}

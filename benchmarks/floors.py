@@ -1,0 +1,257 @@
+"""Ledger floors: where one reserve and one commit spend their time, on
+PostgreSQL and MariaDB.
+
+The ledger benchmark sets ``QUOTAS.reserve`` and ``QUOTAS.commit`` beside
+the raw rate of a durable counter. This one splits the gap. In one
+process, on a throw-away database, one project with a usage row:
+
+* ``raw``: ``UPDATE hot SET n = n + 1; COMMIT`` on the driver's own
+  connection, the reference;
+* ``statement``: the very statement the ledger sends for the operation
+  (caught from a ``QUOTAS`` call as it goes to the driver: on PostgreSQL
+  the ``EXECUTE`` of the prepared statement, on MariaDB the compound
+  statement), sent again with a fresh reservation on the driver's own
+  connection, then ``COMMIT``: what the server and the driver cost;
+* ``ledger``: ``QUOTAS.reserve`` and ``QUOTAS.commit``, everything above
+  the driver included (SQLAlchemy, oslo.db, the ledger, the engine).
+
+The phases take turns for several rounds of a fixed number of operations;
+each figure is the mean of its fastest round. SQLite has no one-statement
+form (it runs one statement per count) and is not measured.
+"""
+
+import contextlib
+import time
+
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+import benchmarks
+from benchmarks import ledger
+from cyquota import context as cyquota_context
+from cyquota.db import api as db_api
+from cyquota import quota
+
+TITLE = 'Ledger floors: one reserve and one commit, layer by layer'
+COLUMNS = [
+    ('backend', 'backend', '{}'),
+    ('operation', 'operation', '{}'),
+    ('raw', 'raw UPDATE;COMMIT ms', '{:.3f}'),
+    ('statement', 'the statement + COMMIT ms', '{:.3f}'),
+    ('ledger', 'QUOTAS call ms', '{:.3f}'),
+    ('statement_ratio', 'statement rate/raw', '{:.2f}'),
+    ('ledger_ratio', 'QUOTAS rate/raw', '{:.2f}'),
+    ('check', 'books after the run', '{}'),
+]
+#: The ledger benchmark's target for the QUOTAS calls' rate over raw.
+TARGET = 0.5
+PROJECT = 'floors'
+RESOURCE = 'FPGA'
+
+
+def run(args, progress):
+    """Measure PostgreSQL and MariaDB among ``args.backends``."""
+    operations, rounds = (20, 2) if args.quick else (300, 5)
+    rows = []
+    for backend in args.backends:
+        if backend == 'sqlite':
+            continue
+        progress.step('floors: %s: creating a throw-away database' % backend)
+        with benchmarks.throwaway_database(backend) as url:
+            if url is None:
+                progress.step('floors: %s: server not reachable, skipped'
+                              % backend)
+                rows.append(dict(backend=backend, operation='-',
+                                 failed=True, check='server not reachable'))
+                continue
+            rows.extend(_measure(backend, operations, rounds, progress))
+    return rows
+
+
+def summary(rows):
+    """Lines under the table: what each layer leaves of raw's rate."""
+    lines = ['the QUOTAS calls\' target (ledger benchmark): rate/raw >= %.2f;'
+             ' it is out of reach where the statement alone is below it'
+             % TARGET]
+    for row in rows:
+        if 'raw' not in row:
+            lines.append('  %s: no measurement (%s)'
+                         % (row['backend'], row['check']))
+            continue
+        lines.append(
+            '  %s %s: the statement alone %.2f of raw, through every layer '
+            '%.2f (%.3f ms above the driver)' % (
+                row['backend'], row['operation'], row['statement_ratio'],
+                row['ledger_ratio'], row['ledger'] - row['statement']))
+    return lines
+
+
+def plot(rows, ax):
+    """Milliseconds per operation of each layer, per backend and
+    operation."""
+    rows = [row for row in rows if 'raw' in row]
+    x = range(len(rows))
+    width = 0.27
+    for offset, (layer, label) in zip((-width, 0, width), (
+            ('raw', 'raw UPDATE; COMMIT'),
+            ('statement', 'the ledger\'s statement + COMMIT on the driver'),
+            ('ledger', 'QUOTAS call'))):
+        ax.bar([i + offset for i in x], [r[layer] for r in rows], width,
+               label=label)
+    ax.set_xticks(list(x), ['%s\n%s' % (r['backend'], r['operation'])
+                            for r in rows])
+    ax.set_ylabel('ms per operation (fastest round)')
+    ax.legend()
+
+
+def _measure(backend, operations, rounds, progress):
+    """The reserve row and the commit row of one backend."""
+    engine = db_api.get_engine()
+    with engine.begin() as conn:
+        ledger.HOT.create(conn)
+        conn.execute(ledger.HOT.insert().values(id=1, n=0))
+    ctx = cyquota_context.get_admin_context()
+    quota.QUOTAS.limits.set_project_limit(ctx, PROJECT, RESOURCE, 2 ** 30)
+    # The first reserve makes the usage row (the locked path, after the
+    # one statement found none); the second and its commit take the
+    # one-statement path. On PostgreSQL the first ones prepare.
+    with _sent(engine) as sent:
+        for _ in range(2):
+            quota.QUOTAS.commit(ctx, PROJECT, quota.QUOTAS.reserve(
+                ctx, PROJECT, {RESOURCE: 1}))
+    replay = _Replay(backend, sent)
+    done = {'reserve': 2, 'commit': 2}
+    mean = {}
+    pending = {'statement': [], 'ledger': []}
+
+    def ledger_reserve():
+        pending['ledger'].extend(quota.QUOTAS.reserve(
+            ctx, PROJECT, {RESOURCE: 1}))
+
+    def ledger_commit():
+        quota.QUOTAS.commit(ctx, PROJECT, [pending['ledger'].pop()])
+
+    for number in range(rounds):
+        progress.step('floors: %s: round %d of %d (%d operations a layer)'
+                      % (backend, number + 1, rounds, operations))
+        with contextlib.closing(engine.raw_connection()) as raw:
+            _round(mean, 'raw', operations, lambda: replay.raw(raw))
+            _round(mean, 'statement reserve', operations,
+                   lambda: pending['statement'].append(replay.reserve(raw)))
+            _round(mean, 'statement commit', operations,
+                   lambda: replay.commit(raw, pending['statement'].pop()))
+        _round(mean, 'ledger reserve', operations, ledger_reserve)
+        _round(mean, 'ledger commit', operations, ledger_commit)
+        for operation in done:
+            done[operation] += 2 * operations
+    check = _books(ctx, done)
+    rows = []
+    for operation in ('reserve', 'commit'):
+        row = dict(backend=backend, operation=operation, raw=mean['raw'],
+                   statement=mean['statement ' + operation],
+                   ledger=mean['ledger ' + operation], check=check,
+                   failed=check != 'ok')
+        row['statement_ratio'] = row['raw'] / row['statement']
+        row['ledger_ratio'] = row['raw'] / row['ledger']
+        rows.append(row)
+    return rows
+
+
+def _round(mean, phase, operations, operation):
+    """Run ``operation`` ``operations`` times; keep the fastest round's
+    milliseconds per operation in ``mean[phase]``."""
+    started = time.perf_counter()
+    for _ in range(operations):
+        operation()
+    took = (time.perf_counter() - started) * 1000 / operations
+    mean[phase] = min(mean.get(phase, took), took)
+
+
+@contextlib.contextmanager
+def _sent(engine):
+    """The (statement, parameters) sent through ``engine`` meanwhile."""
+    sent = []
+
+    def record(conn, cursor, statement, parameters, *args):
+        sent.append((statement, parameters))
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    try:
+        yield sent
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', record)
+
+
+class _Replay:
+    """The ledger's one-statement reserve and commit, as caught on their
+    way to the driver, sent again on a driver connection."""
+
+    def __init__(self, backend, sent):
+        self.backend = backend
+        # The one statements (PostgreSQL: EXECUTE of a prepared statement,
+        # MariaDB: a compound statement) of two reserves and two commits;
+        # the last two are the reserve and the commit that took them.
+        first = 'EXECUTE' if backend == 'postgresql' else 'BEGIN NOT ATOMIC'
+        self.prepare = [s for s, _ in sent if s.startswith('PREPARE')]
+        runs = [(s, p) for s, p in sent if s.startswith(first)]
+        if len(runs) != 4:
+            raise RuntimeError('expected the one-statement reserves and '
+                               'commits, the ledger sent: %s' % [
+                                   s.split()[0] for s, _ in sent])
+        (self._reserve, self._reserve_params), (
+            self._commit, self._commit_params) = runs[-2:]
+
+    def raw(self, raw):
+        with raw.cursor() as cursor:
+            cursor.execute(ledger.RAW_UPDATE)
+        raw.commit()
+
+    def reserve(self, raw):
+        """A reserve of one more unit; returns its uuid."""
+        uuid = uuidutils.generate_uuid()
+        params = dict(self._reserve_params, _uuid_0=uuid)
+        if self._run(raw, self._reserve, params) != [(1,)]:
+            raise RuntimeError('the replayed reserve did not fit')
+        return uuid
+
+    def commit(self, raw, uuid):
+        params = dict(self._commit_params)
+        if self.backend == 'postgresql':
+            params['_uuids'] = [uuid]
+        else:
+            params['_uuid_0'] = uuid
+        if len(self._run(raw, self._commit, params)) != 1:
+            raise RuntimeError('the replayed commit ended nothing')
+
+    def _run(self, raw, statement, params):
+        with raw.cursor() as cursor:
+            if self.prepare:
+                self._prepare(raw, cursor)
+            cursor.execute(statement, params)
+            rows = [tuple(row) for row in cursor.fetchall()]
+            if self.backend != 'postgresql':
+                while cursor.nextset():  # what ended the block
+                    pass
+        raw.commit()
+        return rows
+
+    def _prepare(self, raw, cursor):
+        # Prepared statements live with their connection: prepare them on
+        # this one once, as the ledger does on its own.
+        if raw.info.get('floors_prepared'):
+            return
+        cursor.execute('SELECT name FROM pg_prepared_statements')
+        have = {name for name, in cursor.fetchall()}
+        for text in self.prepare:
+            if text.split()[1] not in have:
+                cursor.execute(text)
+        raw.info['floors_prepared'] = True
+
+
+def _books(ctx, done):
+    """``ok`` when the project's counts hold every reserve and commit."""
+    usage = quota.QUOTAS.get_project_usage(ctx, PROJECT)[RESOURCE]
+    expected = (done['commit'], done['reserve'] - done['commit'])
+    found = (usage['used'], usage['reserved'])
+    if found == expected:
+        return 'ok'
+    return 'used, reserved %s, expected %s' % (found, expected)
