@@ -23,6 +23,25 @@ def use_database(url, migrate=False):
     support.use_database(url, migrate=migrate)
 
 
+#: The failed row of a backend whose server cannot be reached.
+UNREACHABLE = {'failed': True, 'check': 'server not reachable'}
+
+
+def databases(name, backends, progress, database=None):
+    """For each of ``backends`` in turn, ``(backend, url)`` with cyquota
+    pointed at a throw-away database made by ``database`` (default
+    ``throwaway_database``); ``url`` is None, and said, when the server
+    cannot be reached. ``name``: the benchmark's, for the progress lines."""
+    for backend in backends:
+        progress.step('%s: %s: creating a throw-away database'
+                      % (name, backend))
+        with (database or throwaway_database)(backend) as url:
+            if url is None:
+                progress.step('%s: %s: server not reachable, skipped'
+                              % (name, backend))
+            yield backend, url
+
+
 @contextlib.contextmanager
 def throwaway_database(backend):
     """A migrated throw-away database of ``backend`` (``sqlite``: a file),

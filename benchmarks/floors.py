@@ -53,18 +53,13 @@ def run(args, progress):
     """Measure PostgreSQL and MariaDB among ``args.backends``."""
     operations, rounds = (20, 2) if args.quick else (300, 5)
     rows = []
-    for backend in args.backends:
-        if backend == 'sqlite':
+    servers = [backend for backend in args.backends if backend != 'sqlite']
+    for backend, url in benchmarks.databases('floors', servers, progress):
+        if url is None:
+            rows.append(dict(benchmarks.UNREACHABLE, backend=backend,
+                             operation='-'))
             continue
-        progress.step('floors: %s: creating a throw-away database' % backend)
-        with benchmarks.throwaway_database(backend) as url:
-            if url is None:
-                progress.step('floors: %s: server not reachable, skipped'
-                              % backend)
-                rows.append(dict(backend=backend, operation='-',
-                                 failed=True, check='server not reachable'))
-                continue
-            rows.extend(_measure(backend, operations, rounds, progress))
+        rows.extend(_measure(backend, operations, rounds, progress))
     return rows
 
 

@@ -71,21 +71,16 @@ def run(args, progress):
     creates, rounds = (5, 2) if args.quick else (25, 4)
     rows = []
     with _policy_service() as service:
-        for backend in args.backends:
-            progress.step('leases: %s: creating a throw-away database'
-                          % backend)
-            with benchmarks.throwaway_database(backend) as url:
-                if url is None:
-                    progress.step('leases: %s: server not reachable, '
-                                  'skipped' % backend)
-                    rows.append(dict(backend=backend, failed=True,
-                                     check='server not reachable'))
-                    continue
-                try:
-                    rows.extend(_measure(backend, service, creates, rounds,
-                                         progress))
-                finally:
-                    _configure(NO_FILTER, service)
+        for backend, url in benchmarks.databases('leases', args.backends,
+                                                 progress):
+            if url is None:
+                rows.append(dict(benchmarks.UNREACHABLE, backend=backend))
+                continue
+            try:
+                rows.extend(_measure(backend, service, creates, rounds,
+                                     progress))
+            finally:
+                _configure(NO_FILTER, service)
     return rows
 
 

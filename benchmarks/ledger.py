@@ -67,18 +67,14 @@ def run(args, progress):
     # Short phases in many rounds: the machine's drift hits all alike.
     seconds, rounds = (0.2, 2) if args.quick else (0.75, 6)
     rows = []
-    for backend in args.backends:
-        progress.step('ledger: %s: creating a throw-away database' % backend)
-        with _database(backend) as url:
-            if url is None:
-                progress.step('ledger: %s: server not reachable, skipped'
-                              % backend)
-                rows.append(dict(backend=backend, failed=True,
-                                 check='server not reachable'))
-                continue
-            for workers in WORKERS:
-                rows.append(_measure(backend, url, workers, seconds, rounds,
-                                     progress))
+    for backend, url in benchmarks.databases('ledger', args.backends,
+                                             progress, _database):
+        if url is None:
+            rows.append(dict(benchmarks.UNREACHABLE, backend=backend))
+            continue
+        for workers in WORKERS:
+            rows.append(_measure(backend, url, workers, seconds, rounds,
+                                 progress))
     return rows
 
 

@@ -76,19 +76,14 @@ def run(args, progress):
     seconds = 0.5 if args.quick else 5.0
     iterations = QUICK_ITERATIONS if args.quick else ITERATIONS
     rows = []
-    for backend in args.backends:
-        if backend not in SERVER_BACKENDS:
+    servers = [b for b in args.backends if b in SERVER_BACKENDS]
+    for backend, url in benchmarks.databases('load', servers, progress):
+        if url is None:
+            rows.append(dict(benchmarks.UNREACHABLE, path=REST,
+                             backend=backend))
             continue
-        progress.step('load: %s: creating a throw-away database' % backend)
-        with benchmarks.throwaway_database(backend) as url:
-            if url is None:
-                rows.append(dict(path=REST, backend=backend, failed=True,
-                                 check='server not reachable'))
-                continue
-            rows.extend(_load_rest(url, backend, seconds, iterations,
-                                   progress))
-            rows.extend(_load_rpc(url, backend, seconds, iterations,
-                                  progress))
+        rows.extend(_load_rest(url, backend, seconds, iterations, progress))
+        rows.extend(_load_rpc(url, backend, seconds, iterations, progress))
     return rows
 
 

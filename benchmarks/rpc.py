@@ -68,16 +68,13 @@ def run(args, progress):
         progress.step('rpc: RabbitMQ at %s not reachable' % RABBIT_URL)
         return [dict(call=RESERVE, failed=True,
                      check='RabbitMQ not reachable')]
-    for backend in args.backends:
-        if backend not in SERVER_BACKENDS:
+    servers = [b for b in args.backends if b in SERVER_BACKENDS]
+    for backend, url in benchmarks.databases('rpc', servers, progress):
+        if url is None:
+            rows.append(dict(benchmarks.UNREACHABLE, call=RESERVE,
+                             backend=backend))
             continue
-        progress.step('rpc: %s: creating a throw-away database' % backend)
-        with benchmarks.throwaway_database(backend) as url:
-            if url is None:
-                rows.append(dict(call=RESERVE, backend=backend, failed=True,
-                                 check='server not reachable'))
-                continue
-            rows.extend(_measure(backend, url, seconds, progress))
+        rows.extend(_measure(backend, url, seconds, progress))
     return rows
 
 

@@ -47,16 +47,12 @@ def run(args, progress):
     """Measure every backend in ``args.backends``."""
     reserves, rounds = (10, 2) if args.quick else (100, 5)
     rows = []
-    for backend in args.backends:
-        progress.step('tree: %s: creating a throw-away database' % backend)
-        with _database(backend) as url:
-            if url is None:
-                progress.step('tree: %s: server not reachable, skipped'
-                              % backend)
-                rows.append(dict(backend=backend, failed=True,
-                                 check='server not reachable'))
-                continue
-            rows.extend(_measure(backend, reserves, rounds, progress))
+    for backend, url in benchmarks.databases('tree', args.backends, progress,
+                                             _database):
+        if url is None:
+            rows.append(dict(benchmarks.UNREACHABLE, backend=backend))
+            continue
+        rows.extend(_measure(backend, reserves, rounds, progress))
     return rows
 
 
