@@ -224,6 +224,13 @@ def reader(context):
     return context_manager().reader.using(context)
 
 
+def reader_connection(context):
+    """A read-only transaction as a Core connection (``reader`` without the
+    ORM session's bookkeeping: the reads every usage request makes); joins
+    one in progress."""
+    return context_manager().reader.connection.using(context)
+
+
 def _retry_on(exc):
     # A lost race to insert the first row of a pair: the retry finds it.
     return isinstance(exc, db_exc.DBDuplicateEntry)

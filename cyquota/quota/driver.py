@@ -84,6 +84,10 @@ class DbQuotaDriver:
         """``{resource: {limit, used, reserved, available, ...}}``."""
         return self._reads.project_usage(context, project_id, resources)
 
+    def get_usage_document(self, context, project_id, resources):
+        """``({resource: {limit, used, ...}}, parent_id)``."""
+        return self._reads.usage_document(context, project_id, resources)
+
     def list_usages(self, context, resources, project_id=None,
                     resource=None, limit=1000, marker=None):
         """Usage rows with their limits, a page at a time."""

@@ -10,7 +10,6 @@ context first, as in Nova and Cyborg.
 
 from stevedore import driver as stevedore_driver
 
-from cyquota.db import api as db_api
 from cyquota import exception
 from cyquota import metrics
 from cyquota import notifications
@@ -186,11 +185,11 @@ class QuotaEngine:
 
     def get_usage_document(self, context, project_id):
         """``{project_id, parent_id, resources}``: the project's usage
-        (``get_project_usage``) and its parent, read in one transaction
-        (one snapshot, one connection)."""
-        with db_api.reader(context):
-            resources = self.get_project_usage(context, project_id)
-            parent_id = self.limits.get_parent(context, project_id)
+        (``get_project_usage``) and its parent, read together (in one query
+        when the limits are in cyquota's database)."""
+        validation.project_id(project_id)
+        resources, parent_id = self.driver.get_usage_document(
+            context, project_id, self.resources)
         return {'project_id': project_id, 'parent_id': parent_id,
                 'resources': resources}
 

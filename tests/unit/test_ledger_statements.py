@@ -9,8 +9,11 @@ locked path, which reads the rows to say why.
 """
 
 import contextlib
+import itertools
 import re
 
+import hypothesis
+from hypothesis import strategies as st
 import pytest
 import sqlalchemy as sa
 
@@ -249,3 +252,59 @@ def test_every_resource_of_a_reserve_in_the_same_statement(db, ctx):
     assert [o['resource'] for o in raised.value.overs] == ['GPU']
     assert [counts(ctx, resource=r) for r in ('FPGA', 'GPU')] == [
         (4, 0), (2, 0)]
+
+
+def test_a_usage_document_is_one_query(db, ctx):
+    """``GET /v1/quota_usages/{id}`` reads the counts, the limits and the
+    parent together, not one query per concern."""
+    source = local.LocalLimitSource()
+    source.set_project(ctx, 'root')
+    source.set_project(ctx, 'p1', parent_id='root')
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}))
+    with statements() as read:
+        document = QUOTAS.get_usage_document(ctx, 'p1')
+    assert len(read) == 1
+    assert document['parent_id'] == 'root'
+    assert document['resources']['FPGA']['used'] == 1
+
+
+_LIMIT = st.one_of(st.none(), st.integers(-1, 6))
+_PROJECTS = itertools.count()
+
+
+@hypothesis.settings(max_examples=25, deadline=None,
+                     suppress_health_check=[
+                         hypothesis.HealthCheck.function_scoped_fixture])
+@hypothesis.given(own=st.tuples(_LIMIT, _LIMIT),
+                  used=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+                  reserved=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+                  parent=st.booleans())
+def test_the_one_query_document_says_what_the_reads_say(
+        db, ctx, own, used, reserved, parent):
+    """Whatever the limits (own, registered, none), counts (none yet,
+    used, reserved) and parent, the one query agrees with the reads it
+    replaces: ``get_project_usage`` and ``get_parent``."""
+    source = local.LocalLimitSource()
+    source.set_registered_limit(ctx, 'GPU', 3)
+    project_id = 'doc%d' % next(_PROJECTS)
+    if parent:
+        source.set_project(ctx, 'root')
+    source.set_project(ctx, project_id, parent_id='root' if parent else None)
+    resources = ('FPGA', 'GPU')
+    for resource, limit, commit, hold in zip(resources, own, used, reserved):
+        source.set_project_limit(ctx, project_id, resource, -1)
+        for _ in range(commit):
+            QUOTAS.commit(ctx, project_id,
+                          QUOTAS.reserve(ctx, project_id, {resource: 1}))
+        for _ in range(hold):
+            QUOTAS.reserve(ctx, project_id, {resource: 1})
+        if limit is None:
+            source.delete_project_limit(ctx, project_id, resource)
+        else:
+            source.set_project_limit(ctx, project_id, resource, limit)
+    document = QUOTAS.get_usage_document(ctx, project_id)
+    assert document == {
+        'project_id': project_id,
+        'parent_id': QUOTAS.limits.get_parent(ctx, project_id),
+        'resources': QUOTAS.get_project_usage(ctx, project_id)}
+    assert document['parent_id'] == ('root' if parent else None)

@@ -2,6 +2,7 @@
 reservation rows, each in one transaction."""
 
 import sqlalchemy as sa
+from sqlalchemy.sql import visitors
 
 from cyquota.db import api as db_api
 from cyquota.quota.ledger import statements as sql
@@ -22,19 +23,72 @@ class Reads:
 
     def __init__(self, model):
         self.model = model
+        #: The one-query usage documents (``_document``), by resources.
+        self._documents = {}
+
+    @db_api.retry_on_conflict
+    def usage_document(self, context, project_id, resources):
+        """``(project_usage, parent_id)``: the project's usage as
+        ``project_usage`` reads it and its parent's id (None for a root).
+        One query where the model decides by the project's own row and the
+        source's limits and projects are in this database; otherwise the
+        two reads, in one transaction."""
+        resources = tuple(resources)
+        if resources not in self._documents:
+            self._documents[resources] = self._document(resources)
+        statement = self._documents[resources]
+        with db_api.reader_connection(context) as conn:
+            if statement is None:
+                return (self.project_usage(context, project_id, resources),
+                        self.model.source.get_parent(context, project_id))
+            rows = {row.resource: row for row in conn.execute(statement, {
+                '_project_id': project_id,
+                '_default': self.model.source.unregistered_limit})}
+        usage = {}
+        for resource in resources:
+            row = rows[resource]
+            usage[resource] = model_protocol.usage_view(
+                row.limit, row.used or 0, row.reserved or 0, row.leased or 0,
+                row.promised or 0)
+        return usage, rows[resources[0]].parent_id
+
+    def _document(self, resources):
+        """The SELECT of ``usage_document``'s one query: a row per
+        resource, with its usage row's counts (NULL where there is none),
+        its limit and the project's parent; None where it cannot be one
+        query."""
+        limit = self.model.limit_sql()
+        parent = self.model.source.sql_parent()
+        if (not resources or limit is None or parent is None
+                or not self.model.decides_by_own_row):
+            return None
+        wanted = sa.union_all(*[
+            sa.select(sa.literal(resource, sa.String).label('resource'))
+            for resource in resources]).subquery('wanted')
+        # The limit's rule, of each wanted resource in turn.
+        limit = visitors.replacement_traverse(
+            limit, {}, lambda element: wanted.c.resource if (
+                isinstance(element, sa.BindParameter)
+                and element.key == '_resource') else None)
+        return (
+            sa.select(wanted.c.resource, _usages.c.used, _usages.c.reserved,
+                      _usages.c.leased, _usages.c.promised,
+                      limit.label('limit'), parent.label('parent_id'))
+            .select_from(wanted.outerjoin(_usages, sa.and_(
+                _usages.c.project_id == sa.bindparam('_project_id'),
+                _usages.c.resource == wanted.c.resource))))
 
     @db_api.retry_on_conflict
     def project_usage(self, context, project_id, resources):
         """``{resource: {limit, used, reserved, available}}``, plus what the
         model adds (under strict-two-level, ``tree``: ``{root_id, limit,
         used, reserved, available}`` of the project's whole tree)."""
-        with db_api.reader(context) as session:
-            # Core, not the ORM session: these are plain rows.
-            rows = session.connection().execute(
-                _PROJECT_USAGE, {'project_id': project_id}).all()
+        with db_api.reader_connection(context) as conn:
+            rows = conn.execute(_PROJECT_USAGE,
+                                {'project_id': project_id}).all()
             found = {r.resource: (r.used, r.reserved, r.leased, r.promised)
                      for r in rows}
-            scope = self.model.read(context, session, project_id, resources)
+            scope = self.model.read(context, conn, project_id, resources)
             limits = scope.project_limits
             result = {}
             for resource in resources:

@@ -34,6 +34,8 @@ _LIMITS = sa.union_all(
            _project.c.resource.in_(
                sa.bindparam('resources', expanding=True))))
 _projects = models.Project.__table__
+_PARENT_OF = (sa.select(_projects.c.parent_id)
+              .where(_projects.c.id == sa.bindparam('_project_id')))
 
 _FROM_CONFIG = object()
 
@@ -81,8 +83,8 @@ class LocalLimitSource(source.LimitSource):
             tree = self.get_tree_limits(context, project_id, resources)
             return tree.registered, tree.own
         registered, own = {}, {}
-        with db_api.reader(context) as session:
-            for resource, value, is_own in session.connection().execute(
+        with db_api.reader_connection(context) as conn:
+            for resource, value, is_own in conn.execute(
                     _LIMITS, dict(project_id=project_id,
                                   resources=list(resources))):
                 (own if is_own else registered)[resource] = value
@@ -102,10 +104,12 @@ class LocalLimitSource(source.LimitSource):
         if self._cache is not None:
             return self.get_tree_limits(context, project_id, ()).parent_id
         # One row by primary key, not the five-part tree read.
-        with db_api.reader(context) as session:
-            return session.connection().execute(
-                sa.select(_projects.c.parent_id)
-                .where(_projects.c.id == project_id)).scalar()
+        with db_api.reader_connection(context) as conn:
+            return conn.execute(_PARENT_OF,
+                                {'_project_id': project_id}).scalar()
+
+    def sql_parent(self):
+        return _PARENT_OF.scalar_subquery()
 
     def get_children(self, context, project_id):
         with db_api.reader(context) as session:

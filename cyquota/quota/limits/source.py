@@ -92,6 +92,12 @@ class LimitSource(abc.ABC):
         """
         return None
 
+    def sql_parent(self):
+        """A project's parent id as a SQL scalar subquery over the bind
+        parameter ``_project_id`` (NULL for a root), for a source whose
+        projects are in cyquota's database; None for any other."""
+        return None
+
     def get_tree_limits(self, context, project_id, resources,
                         register=False):
         """A ``TreeLimits`` for ``project_id``.
