@@ -10,7 +10,9 @@ Latency, one keep-alive client, one request at a time: ``GET /`` (the
 version document: no policy, no database), ``GET /v1/quota_usages/{id}``
 and ``POST /v1/reservations`` (one GPU for a project of its own), beside
 the engine calls they make, ``QUOTAS.get_usage_document`` and
-``QUOTAS.reserve``, in this process on the same database.
+``QUOTAS.reserve``, in this process on the same database. The five take
+turns, fifty calls each, so that the ratios between them hold on a
+machine whose speed drifts.
 
 Load: ``GET /v1/quota_usages/{id}`` at rising offered rates from a load
 generator in a second process, against ``cyquota-api`` with 1 and then
@@ -138,23 +140,31 @@ def _usage_is_right(response):
     return response.json()['quota_usage']['resources']['FPGA'] == EXPECTED
 
 
-def _timed(call, count):
-    """Sorted seconds of ``count`` calls, after ten untimed ones."""
-    for _ in range(10):
-        call()
-    latencies = []
-    for _ in range(count):
-        started = time.perf_counter()
-        call()
-        latencies.append(time.perf_counter() - started)
-    return sorted(latencies)
+def _interleaved(calls, count, block=50):
+    """Sorted seconds of ``count`` calls of each of ``calls`` (name:
+    function), ``block`` calls of one after ``block`` of the next, each
+    block after ten untimed calls: every call is timed in a loop of its
+    own (as when measured alone), and a slower moment of a shared machine
+    weighs on all of them alike, not on whichever was being measured."""
+    latencies = {name: [] for name in calls}
+    while len(latencies[next(iter(calls))]) < count:
+        for name, call in calls.items():
+            for number in range(10 + min(block, count
+                                         - len(latencies[name]))):
+                started = time.perf_counter()
+                call()
+                if number >= 10:
+                    latencies[name].append(time.perf_counter() - started)
+    return {name: sorted(seconds) for name, seconds in latencies.items()}
 
 
 def _latencies(url, database_url, backend, calls):
-    """One keep-alive client, then the engine calls in this process."""
+    """One keep-alive client and the engine calls in this process, in
+    turns."""
     usage_url = '%s/v1/quota_usages/%s' % (url, PROJECT)
     reserve = {'project_id': RESERVING_PROJECT, 'deltas': {'GPU': 1}}
-    rows = []
+    support.use_database(database_url, migrate=False)
+    ctx = cyquota_context.get_admin_context()
     with requests.Session() as http:
         def get(target, is_right):
             response = http.get(target, headers=HEADERS, timeout=30)
@@ -167,21 +177,16 @@ def _latencies(url, database_url, backend, calls):
             if response.status_code != 201:
                 raise RuntimeError('reserve: %s' % response.text[:200])
 
-        measured = [(ROOT, lambda: get(url + '/', _root_is_right)),
-                    (USAGE, lambda: get(usage_url, _usage_is_right)),
-                    (RESERVE, post)]
-        for request, call in measured:
-            rows.append(_latency_row(request, backend, _timed(call, calls)))
-    support.use_database(database_url, migrate=False)
-    ctx = cyquota_context.get_admin_context()
-    for request, call in (
-            (DIRECT_USAGE,
-             lambda: quota.QUOTAS.get_usage_document(ctx, PROJECT)),
-            (DIRECT_RESERVE,
-             lambda: quota.QUOTAS.reserve(ctx, RESERVING_PROJECT,
-                                          {'GPU': 1}))):
-        rows.append(_latency_row(request, backend, _timed(call, calls)))
-    return rows
+        measured = _interleaved({
+            ROOT: lambda: get(url + '/', _root_is_right),
+            USAGE: lambda: get(usage_url, _usage_is_right),
+            RESERVE: post,
+            DIRECT_USAGE: lambda: quota.QUOTAS.get_usage_document(
+                ctx, PROJECT),
+            DIRECT_RESERVE: lambda: quota.QUOTAS.reserve(
+                ctx, RESERVING_PROJECT, {'GPU': 1})}, calls)
+    return [_latency_row(request, backend, latencies)
+            for request, latencies in measured.items()]
 
 
 def _root_is_right(response):
