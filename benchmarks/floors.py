@@ -209,11 +209,7 @@ class _Replay:
         return uuid
 
     def commit(self, raw, uuid):
-        params = dict(self._commit_params)
-        if self.backend == 'postgresql':
-            params['_uuids'] = [uuid]
-        else:
-            params['_uuid_0'] = uuid
+        params = dict(self._commit_params, _uuid_0=uuid)
         if len(self._run(raw, self._commit, params)) != 1:
             raise RuntimeError('the replayed commit ended nothing')
 

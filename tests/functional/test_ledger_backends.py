@@ -99,6 +99,43 @@ def test_a_block_aborted_after_its_rows_fails_its_commit(backend, ctx):
     assert [r['resource_limit'] for r in rows('project_limits')] == [5]
 
 
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_a_prepared_commit_finds_its_reservations_by_uuid(backend, ctx):
+    # The plan PostgreSQL keeps for a prepared statement is made for any
+    # parameters. On a table without statistics yet (new, or grown since
+    # its last analysis) it must still look the uuids up, not walk every
+    # reservation the project has open.
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', -1)
+    held = [QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})[0] for _ in range(300)]
+    sent = []
+    engine = db_api.get_engine()
+
+    def record(conn, cursor, statement, parameters, *args):
+        sent.append((statement, parameters))
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    try:
+        QUOTAS.commit(ctx, 'p1', [held.pop()])
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', record)
+    [(execute, parameters)] = [s for s in sent if s[0].startswith('EXECUTE')]
+    with engine.connect() as conn:
+        conn.exec_driver_sql("DELETE FROM pg_statistic WHERE starelid = "
+                             "'reservations'::regclass")
+        # Planned afresh on this connection, which is not pooled again.
+        conn.exec_driver_sql('DEALLOCATE ALL')
+        conn.exec_driver_sql('SET plan_cache_mode = force_generic_plan')
+        for statement, _ in sent:
+            if statement.startswith('PREPARE'):
+                conn.exec_driver_sql(statement)
+        plan = '\n'.join(row[0] for row in conn.exec_driver_sql(
+            'EXPLAIN (COSTS OFF) ' + execute,
+            dict(parameters, _uuid_0=held.pop())))
+        conn.rollback()
+        conn.invalidate()
+    ended = plan[plan.index('CTE ended'):plan.index('CTE counted')]
+    assert 'Index Scan using reservations_uuid_key' in ended, plan
+
+
 # -- races between processes -------------------------------------------------
 
 _barrier = None

@@ -247,17 +247,20 @@ def end_block(target, count):
         '{count}', str(count)))
 
 
-def end(target, dialect):
-    """PostgreSQL's end (``target``: committed or rolled back) of
+def end(target, count, dialect):
+    """PostgreSQL's end (``target``: committed or rolled back) of ``count``
     reservations as one statement, prepared: ``end_reservations`` of the
-    uuids in the array ``_uuids``, then per resource the counts as
-    ``END_RESERVED`` moves them and, for a commit, what each consumer
-    holds as ``consumers.add`` changes it. Its rows are the ended
-    reservations, each with ``counted`` (its counts moved) and ``held``
-    (its consumer's row changed)."""
-    ended = sql.end_reservations(
-        sql.RESERVATIONS.c.uuid == sa.any_(sa.bindparam(
-            '_uuids', type_=postgresql.ARRAY(sa.String)))).cte('ended')
+    uuids ``_uuid_<i>``, then per resource the counts as ``END_RESERVED``
+    moves them and, for a commit, what each consumer holds as
+    ``consumers.add`` changes it. Its rows are the ended reservations,
+    each with ``counted`` (its counts moved) and ``held`` (its consumer's
+    row changed).
+
+    One text per count: a plan made once for an array of uuids of unknown
+    length may scan the table rather than look each uuid up."""
+    ended = sql.end_reservations(sql.RESERVATIONS.c.uuid.in_([
+        sa.bindparam(bind_name('_uuid', index), type_=sa.String)
+        for index in range(count)])).cte('ended')
     commit = target == models.COMMITTED
     taken = sa.case((ended.c.delta < 0, ended.c.delta), else_=0)
     groups = (

@@ -59,7 +59,8 @@ class Settle:
     def __init__(self, model, devices):
         self.model = model
         self.devices = devices
-        #: PostgreSQL's one-statement ends, by target status.
+        #: PostgreSQL's one-statement ends, by (target status, number of
+        #: reservations).
         self._one_statements = {}
         #: MariaDB's, by (target status, number of reservations).
         self._blocks = {}
@@ -171,8 +172,11 @@ class Settle:
                               _due_before=due_before)
             if (conn.dialect.name == 'postgresql'
                     and self.model.decides_by_own_row):
-                rows = self._one_statement(conn.dialect, target).rows(
-                    conn, params_end)
+                params_end.update(
+                    (one_statement.bind_name('_uuid', index), uuid)
+                    for index, uuid in enumerate(uuids))
+                rows = self._one_statement(conn.dialect, target,
+                                           len(uuids)).rows(conn, params_end)
             else:
                 rows = conn.execute(sql.END_RESERVATIONS_RETURNING,
                                     params_end).all()
@@ -210,10 +214,12 @@ class Settle:
             raise _Due(due)
         return pending
 
-    def _one_statement(self, dialect, target):
-        if target not in self._one_statements:
-            self._one_statements[target] = one_statement.end(target, dialect)
-        return self._one_statements[target]
+    def _one_statement(self, dialect, target, count):
+        key = (target, count)
+        if key not in self._one_statements:
+            self._one_statements[key] = one_statement.end(target, count,
+                                                          dialect)
+        return self._one_statements[key]
 
     def _apply_ends(self, context, conn, project_id, rows, target):
         """Apply the end (``target``) of reservation rows, already set to
