@@ -25,7 +25,6 @@ the lease's row first, so each happens exactly once.
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
-from cyquota import calendar
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -34,10 +33,9 @@ from cyquota.db import models
 from cyquota import enforcement
 from cyquota.enforcement import payload
 from cyquota import exception
+from cyquota.leases import events
 from cyquota.leases import request as request_mod
 from cyquota.leases import store
-from cyquota import metrics
-from cyquota import notifications
 from cyquota.placement import windows
 from cyquota import quota
 from cyquota.quota import validation
@@ -64,32 +62,6 @@ def _lease_context(row):
     periodic end): the lease's own user and project."""
     return cyquota_context.RequestContext(user_id=row.user_id,
                                           project_id=row.project_id)
-
-
-#: The fields of a lease that its start and end notifications carry.
-_EVENT_FIELDS = ('id', 'project_id', 'user_id', 'status', 'start_date',
-                 'end_date')
-
-
-def _summary(row, status):
-    """``_EVENT_FIELDS`` of a lease from its row, in ``status``."""
-    return {'id': row.id, 'project_id': row.project_id,
-            'user_id': row.user_id, 'status': status,
-            'start_date': calendar.isotime(row.start_date),
-            'end_date': calendar.isotime(row.end_date)}
-
-
-def _lease_event(context, action, lease):
-    """Count and announce a lease's start or end (``action``) after its
-    transaction has committed; ``lease``: its ``_EVENT_FIELDS``."""
-    metrics.LEASES.labels('started' if action == 'start' else 'ended').inc()
-    notifications.lease_event(context, action, lease)
-
-
-def _refused(context, project_id, refused, action):
-    """Count and announce a lease refused over quota."""
-    metrics.count_over_quota(refused.overs)
-    notifications.over_quota(context, project_id, refused.overs, action)
 
 
 class LeaseEngine:
@@ -162,12 +134,13 @@ class LeaseEngine:
         try:
             self._create(context, lease_id, project_id, wanted)
         except exception.OverQuota as refused:
-            _refused(context, project_id, refused, 'lease.create')
+            events.refused(context, project_id, refused, 'lease.create')
             raise
         view = self.get(context, lease_id)
         if view['status'] == lease_models.ACTIVE:
-            _lease_event(context, 'start',
-                         {field: view[field] for field in _EVENT_FIELDS})
+            events.started_or_ended(
+                context, 'start',
+                {field: view[field] for field in events.FIELDS})
         return view
 
     @db_api.retry_on_conflict
@@ -264,7 +237,8 @@ class LeaseEngine:
         try:
             self._update(context, lease_id, row.updated_at, wanted)
         except exception.OverQuota as refused:
-            _refused(context, row.project_id, refused, 'lease.update')
+            events.refused(context, row.project_id, refused,
+                           'lease.update')
             raise
         return self.get(context, lease_id)
 
@@ -308,7 +282,8 @@ class LeaseEngine:
         """End a PENDING or ACTIVE lease now; it stays readable as ENDED.
         LeaseConflict (409) for an ENDED or ERROR one."""
         document, row = self._end(context, lease_id)
-        _lease_event(context, 'end', _summary(row, lease_models.ENDED))
+        events.started_or_ended(context, 'end',
+                                events.summary(row, lease_models.ENDED))
         self.chain.on_end(context, document, lease_id=lease_id)
 
     def start_due(self, context):
@@ -320,8 +295,8 @@ class LeaseEngine:
             row = self._start(context, lease_id)
             if row is not None:
                 started += 1
-                _lease_event(context, 'start',
-                             _summary(row, lease_models.ACTIVE))
+                events.started_or_ended(
+                    context, 'start', events.summary(row, lease_models.ACTIVE))
         return started
 
     def end_due(self, context):
@@ -332,8 +307,8 @@ class LeaseEngine:
             document, row = self._end(context, lease_id, due=True)
             if document is not None:
                 ended += 1
-                _lease_event(context, 'end',
-                             _summary(row, lease_models.ENDED))
+                events.started_or_ended(
+                    context, 'end', events.summary(row, lease_models.ENDED))
                 self.chain.on_end(_lease_context(row), document,
                                   lease_id=lease_id)
         return ended
