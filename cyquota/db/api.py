@@ -17,6 +17,7 @@ from sqlalchemy import engine as sa_engine
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
+from sqlalchemy.pool import base as pool_base
 
 from cyquota.conf import CONF
 
@@ -88,12 +89,76 @@ def _no_pre_ping(engine):
     engine.pool._pre_ping = False
 
 
-def _failed_connects_retried(engine):
-    # Ahead of oslo.db's error handler, which reads the mark: SQLAlchemy
-    # calls handle_error listeners in the order they were added, and
-    # ``insert=True`` does not reach ahead of oslo.db's.
+#: In a pooled connection's ``info``: its last act was its Connection's own
+#: COMMIT or ROLLBACK, which (no error followed) left no transaction open.
+_ENDED = 'cyquota_transaction_ended'
+
+
+def _pooled_info(conn):
+    """``conn``'s pooled connection's ``info``; None once it is closed or
+    invalidated (reading ``conn.info`` then would reconnect)."""
+    if conn.closed or conn.invalidated:
+        return None
+    return conn.info
+
+
+def _mark_ended(conn):
+    info = _pooled_info(conn)
+    if info is not None:
+        info[_ENDED] = True
+
+
+def _unmark(conn, *args):
+    # Any statement may open a transaction again; a failed COMMIT or
+    # ROLLBACK may leave one open.
+    info = _pooled_info(conn)
+    if info is not None:
+        info.pop(_ENDED, None)
+
+
+def _unmark_error(context):
+    if context.connection is not None:
+        _unmark(context.connection)
+
+
+def _unmark_checkout(dbapi_connection, connection_record, proxy):
+    # engine.raw_connection() users send no Connection events.
+    connection_record.info.pop(_ENDED, None)
+
+
+def _rollback_unless_ended(dbapi_connection, connection_record,
+                           reset_state):
+    if not (connection_record.info.pop(_ENDED, False)
+            or reset_state.transaction_was_reset):
+        dbapi_connection.rollback()
+
+
+def _no_rollback_after_an_end(engine):
+    # The pool rolls every connection back as it comes back, even one
+    # whose transaction oslo.db has just committed or rolled back: with
+    # PyMySQL a ROLLBACK round trip after each transaction, a read's
+    # second. Roll back only a connection that may hold a transaction.
+    # SQLAlchemy's way is the pool's reset event with reset_on_return
+    # None, a pool constructor argument that oslo.db does not pass: set
+    # the attribute it sets (tests/unit/test_db_engine.py checks it).
+    engine.pool._reset_on_return = pool_base.reset_none
+    event.listen(engine.pool, 'reset', _rollback_unless_ended)
+    event.listen(engine.pool, 'checkout', _unmark_checkout)
+    event.listen(engine, 'commit', _mark_ended)
+    event.listen(engine, 'rollback', _mark_ended)
+    event.listen(engine, 'before_cursor_execute', _unmark)
+    # handle_error: _ahead_of_oslo_db.
+
+
+def _ahead_of_oslo_db(engine):
+    # oslo.db's error handler raises the error it translates, so a
+    # handle_error listener after it never runs; and it reads the mark of
+    # _failed_connect_is_disconnect. SQLAlchemy calls the listeners in
+    # the order they were added, and ``insert=True`` does not reach ahead
+    # of oslo.db's.
     event.remove(engine, 'handle_error', exc_filters.handler)
     event.listen(engine, 'handle_error', _failed_connect_is_disconnect)
+    event.listen(engine, 'handle_error', _unmark_error)
     event.listen(engine, 'handle_error', exc_filters.handler, retval=True)
 
 
@@ -170,7 +235,7 @@ def context_manager():
                 manager.configure(**options)
                 engine = manager.writer.get_engine()
                 _no_pre_ping(engine)
-                _failed_connects_retried(engine)
+                _ahead_of_oslo_db(engine)
                 if engine.dialect.name == 'sqlite':
                     _keep_sqlite_connections(engine)
                     event.listen(engine, 'before_cursor_execute',
@@ -181,6 +246,7 @@ def context_manager():
                     # oslo.db's start-up check left a connection in the
                     # pool that predates the listener.
                     engine.dispose()
+                _no_rollback_after_an_end(engine)
                 _quiet_dead_connection_resets(engine)
                 _context_manager = manager
     return _context_manager

@@ -1,6 +1,7 @@
 """cyquota.db.api's engine set-up that reaches below public interfaces."""
 
 from sqlalchemy import pool as sa_pool
+from sqlalchemy.pool import base as pool_base
 
 from cyquota.db import api as db_api
 
@@ -19,3 +20,14 @@ def test_the_engine_neither_pings_nor_yields(sqlite_db):
     # oslo.db's check-in sleep(0) is off through its public option.
     assert '_thread_yield' not in [listener.__name__ for listener
                                    in engine.pool.dispatch.checkin]
+
+
+def test_reset_on_return_is_the_pool_attribute_cyquota_sets():
+    # cyquota.db.api._no_rollback_after_an_end replaces the pool's
+    # rollback on return by its own reset listener through this attribute,
+    # what reset_on_return=None sets: if SQLAlchemy renamed it, the pool
+    # would roll back twice, or (a value it no longer reads) not at all.
+    assert sa_pool.QueuePool(lambda: None, reset_on_return=None
+                             )._reset_on_return is pool_base.reset_none
+    assert sa_pool.QueuePool(lambda: None
+                             )._reset_on_return is pool_base.reset_rollback
