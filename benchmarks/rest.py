@@ -147,10 +147,9 @@ def _interleaved(calls, count, block=50):
     own (as when measured alone), and a slower moment of a shared machine
     weighs on all of them alike, not on whichever was being measured."""
     latencies = {name: [] for name in calls}
-    while len(latencies[next(iter(calls))]) < count:
+    for done in range(0, count, block):
         for name, call in calls.items():
-            for number in range(10 + min(block, count
-                                         - len(latencies[name]))):
+            for number in range(10 + min(block, count - done)):
                 started = time.perf_counter()
                 call()
                 if number >= 10:

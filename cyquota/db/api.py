@@ -108,26 +108,23 @@ def _mark_ended(conn):
         info[_ENDED] = True
 
 
-def _unmark(conn, *args):
-    # Any statement may open a transaction again; a failed COMMIT or
-    # ROLLBACK may leave one open.
-    info = _pooled_info(conn)
+def _unmark_statement(conn, *args):
+    # Any statement may open a transaction again.
+    conn.info.pop(_ENDED, None)
+
+
+def _unmark_error(context):
+    # A failed COMMIT or ROLLBACK may leave one open.
+    info = (None if context.connection is None
+            else _pooled_info(context.connection))
     if info is not None:
         info.pop(_ENDED, None)
 
 
-def _unmark_error(context):
-    if context.connection is not None:
-        _unmark(context.connection)
-
-
-def _unmark_checkout(dbapi_connection, connection_record, proxy):
-    # engine.raw_connection() users send no Connection events.
-    connection_record.info.pop(_ENDED, None)
-
-
 def _rollback_unless_ended(dbapi_connection, connection_record,
                            reset_state):
+    # The mark is taken off at every return, so it never outlives the
+    # checkout that made it (a raw_connection() user sends no events).
     if not (connection_record.info.pop(_ENDED, False)
             or reset_state.transaction_was_reset):
         dbapi_connection.rollback()
@@ -143,10 +140,9 @@ def _no_rollback_after_an_end(engine):
     # the attribute it sets (tests/unit/test_db_engine.py checks it).
     engine.pool._reset_on_return = pool_base.reset_none
     event.listen(engine.pool, 'reset', _rollback_unless_ended)
-    event.listen(engine.pool, 'checkout', _unmark_checkout)
     event.listen(engine, 'commit', _mark_ended)
     event.listen(engine, 'rollback', _mark_ended)
-    event.listen(engine, 'before_cursor_execute', _unmark)
+    event.listen(engine, 'before_cursor_execute', _unmark_statement)
     # handle_error: _ahead_of_oslo_db.
 
 
