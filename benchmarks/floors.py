@@ -8,10 +8,11 @@ process, on a throw-away database, one project with a usage row:
 * ``raw``: ``UPDATE hot SET n = n + 1; COMMIT`` on the driver's own
   connection, the reference;
 * ``statement``: the very statement the ledger sends for the operation
-  (caught from a ``QUOTAS`` call as it goes to the driver: on PostgreSQL
-  the ``EXECUTE`` of the prepared statement, on MariaDB the compound
-  statement), sent again with a fresh reservation on the driver's own
-  connection, then ``COMMIT``: what the server and the driver cost;
+  (caught from a ``QUOTAS`` call as it goes to the driver: the
+  ``EXECUTE`` of its prepared statement), sent again with a fresh
+  reservation on the driver's own connection, then on PostgreSQL
+  ``COMMIT`` (on MariaDB a compound statement that commits itself, on an
+  autocommit connection): what the server and the driver cost;
 * ``ledger``: ``QUOTAS.reserve`` and ``QUOTAS.commit``, everything above
   the driver included (SQLAlchemy, oslo.db, the ledger, the engine).
 
@@ -37,7 +38,7 @@ COLUMNS = [
     ('backend', 'backend', '{}'),
     ('operation', 'operation', '{}'),
     ('raw', 'raw UPDATE;COMMIT ms', '{:.3f}'),
-    ('statement', 'the statement + COMMIT ms', '{:.3f}'),
+    ('statement', 'the statement (+ COMMIT) ms', '{:.3f}'),
     ('ledger', 'QUOTAS call ms', '{:.3f}'),
     ('statement_ratio', 'statement rate/raw', '{:.2f}'),
     ('ledger_ratio', 'QUOTAS rate/raw', '{:.2f}'),
@@ -102,6 +103,8 @@ def plot(rows, ax):
 def _measure(backend, operations, rounds, progress):
     """The reserve row and the commit row of one backend."""
     engine = db_api.get_engine()
+    # MariaDB's one statements run on the autocommit engine.
+    engines = [engine, db_api.get_autocommit_engine()]
     with engine.begin() as conn:
         ledger.HOT.create(conn)
         conn.execute(ledger.HOT.insert().values(id=1, n=0))
@@ -110,7 +113,7 @@ def _measure(backend, operations, rounds, progress):
     # The first reserve makes the usage row (the locked path, after the
     # one statement found none); the second and its commit take the
     # one-statement path. On PostgreSQL the first ones prepare.
-    with _sent(engine) as sent:
+    with _sent(engines) as sent:
         for _ in range(2):
             quota.QUOTAS.commit(ctx, PROJECT, quota.QUOTAS.reserve(
                 ctx, PROJECT, {RESOURCE: 1}))
@@ -129,12 +132,13 @@ def _measure(backend, operations, rounds, progress):
     for number in range(rounds):
         progress.step('floors: %s: round %d of %d (%d operations a layer)'
                       % (backend, number + 1, rounds, operations))
-        with contextlib.closing(engine.raw_connection()) as raw:
+        with contextlib.closing(engine.raw_connection()) as raw, \
+                contextlib.closing(replay.connection(engines)) as one:
             _round(mean, 'raw', operations, lambda: replay.raw(raw))
             _round(mean, 'statement reserve', operations,
-                   lambda: pending['statement'].append(replay.reserve(raw)))
+                   lambda: pending['statement'].append(replay.reserve(one)))
             _round(mean, 'statement commit', operations,
-                   lambda: replay.commit(raw, pending['statement'].pop()))
+                   lambda: replay.commit(one, pending['statement'].pop()))
         _round(mean, 'ledger reserve', operations, ledger_reserve)
         _round(mean, 'ledger commit', operations, ledger_commit)
         for operation in done:
@@ -163,17 +167,19 @@ def _round(mean, phase, operations, operation):
 
 
 @contextlib.contextmanager
-def _sent(engine):
-    """The (statement, parameters) sent through ``engine`` meanwhile."""
+def _sent(engines):
+    """The (statement, parameters) sent through ``engines`` meanwhile."""
     sent = []
 
     def record(conn, cursor, statement, parameters, *args):
         sent.append((statement, parameters))
-    sa.event.listen(engine, 'before_cursor_execute', record)
+    for engine in engines:
+        sa.event.listen(engine, 'before_cursor_execute', record)
     try:
         yield sent
     finally:
-        sa.event.remove(engine, 'before_cursor_execute', record)
+        for engine in engines:
+            sa.event.remove(engine, 'before_cursor_execute', record)
 
 
 class _Replay:
@@ -182,12 +188,11 @@ class _Replay:
 
     def __init__(self, backend, sent):
         self.backend = backend
-        # The one statements (PostgreSQL: EXECUTE of a prepared statement,
-        # MariaDB: a compound statement) of two reserves and two commits;
-        # the last two are the reserve and the commit that took them.
-        first = 'EXECUTE' if backend == 'postgresql' else 'BEGIN NOT ATOMIC'
-        self.prepare = [s for s, _ in sent if s.startswith('PREPARE')]
-        runs = [(s, p) for s, p in sent if s.startswith(first)]
+        # The EXECUTEs of the prepared one statements of two reserves and
+        # two commits; the last two are the reserve and the commit that
+        # took them.
+        self.prepare = [(s, p) for s, p in sent if s.startswith('PREPARE')]
+        runs = [(s, p) for s, p in sent if s.startswith('EXECUTE')]
         if len(runs) != 4:
             raise RuntimeError('expected the one-statement reserves and '
                                'commits, the ledger sent: %s' % [
@@ -195,47 +200,53 @@ class _Replay:
         (self._reserve, self._reserve_params), (
             self._commit, self._commit_params) = runs[-2:]
 
+    def connection(self, engines):
+        """A driver connection of the engine the ledger runs the one
+        statements on (MariaDB's autocommit engine), with them
+        prepared."""
+        engine = engines[0] if self.backend == 'postgresql' else engines[1]
+        raw = engine.raw_connection()
+        # As the ledger does: once per connection (cyquota.db.prepared).
+        prepared = raw.info.setdefault('cyquota_prepared', set())
+        with raw.cursor() as cursor:
+            for statement, params in self.prepare:
+                name = statement.split()[1]
+                if name not in prepared:
+                    cursor.execute(statement, params or None)
+                    prepared.add(name)
+        if self.backend == 'postgresql':
+            raw.commit()
+        return raw
+
     def raw(self, raw):
         with raw.cursor() as cursor:
             cursor.execute(ledger.RAW_UPDATE)
         raw.commit()
 
-    def reserve(self, raw):
+    def reserve(self, one):
         """A reserve of one more unit; returns its uuid."""
         uuid = uuidutils.generate_uuid()
-        params = dict(self._reserve_params, _uuid_0=uuid)
-        if self._run(raw, self._reserve, params) != [(1,)]:
+        rows = self._run(one, self._reserve,
+                         dict(self._reserve_params, _uuid_0=uuid))
+        # PostgreSQL's says whether it fitted; MariaDB's would refuse.
+        if rows not in ([(1,)], []):
             raise RuntimeError('the replayed reserve did not fit')
         return uuid
 
-    def commit(self, raw, uuid):
-        params = dict(self._commit_params, _uuid_0=uuid)
-        if len(self._run(raw, self._commit, params)) != 1:
+    def commit(self, one, uuid):
+        rows = self._run(one, self._commit,
+                         dict(self._commit_params, _uuid_0=uuid))
+        # PostgreSQL's returns what it ended; MariaDB's would refuse.
+        if self.backend == 'postgresql' and len(rows) != 1:
             raise RuntimeError('the replayed commit ended nothing')
 
-    def _run(self, raw, statement, params):
-        with raw.cursor() as cursor:
-            if self.prepare:
-                self._prepare(raw, cursor)
+    def _run(self, one, statement, params):
+        with one.cursor() as cursor:
             cursor.execute(statement, params)
             rows = [tuple(row) for row in cursor.fetchall()]
-            if self.backend != 'postgresql':
-                while cursor.nextset():  # what ended the block
-                    pass
-        raw.commit()
+        if self.backend == 'postgresql':
+            one.commit()
         return rows
-
-    def _prepare(self, raw, cursor):
-        # Prepared statements live with their connection: prepare them on
-        # this one once, as the ledger does on its own.
-        if raw.info.get('floors_prepared'):
-            return
-        cursor.execute('SELECT name FROM pg_prepared_statements')
-        have = {name for name, in cursor.fetchall()}
-        for text in self.prepare:
-            if text.split()[1] not in have:
-                cursor.execute(text)
-        raw.info['floors_prepared'] = True
 
 
 def _books(ctx, done):

@@ -6,6 +6,7 @@ source read inside a reserve costs no extra transaction.
 """
 
 import contextlib
+import functools
 import logging
 import threading
 
@@ -26,6 +27,7 @@ SQLITE_BUSY_TIMEOUT = 60
 
 _LOCK = threading.Lock()
 _context_manager = None
+_autocommit_manager = None
 
 
 def _sqlite_begin_immediate(conn, cursor, statement, parameters, context,
@@ -146,6 +148,24 @@ def _no_rollback_after_an_end(engine):
     # handle_error: _ahead_of_oslo_db.
 
 
+#: What a statement that refuses to decide says (a MariaDB compound
+#: statement SIGNALs it, after rolling back what it did); ``Refused``.
+REFUSAL = 'cyquota: left to the locked path'
+
+
+class Refused(Exception):
+    """A statement refused to decide (``REFUSAL``) and changed nothing:
+    the caller takes the path that does."""
+
+
+def _refused(context):
+    # Raised in place of the DBAPI error, which oslo.db would log as an
+    # unknown error it wraps.
+    error = context.original_exception
+    if getattr(error, 'args', ())[1:2] == (REFUSAL,):
+        raise Refused()
+
+
 def _ahead_of_oslo_db(engine):
     # oslo.db's error handler raises the error it translates, so a
     # handle_error listener after it never runs; and it reads the mark of
@@ -155,6 +175,7 @@ def _ahead_of_oslo_db(engine):
     event.remove(engine, 'handle_error', exc_filters.handler)
     event.listen(engine, 'handle_error', _failed_connect_is_disconnect)
     event.listen(engine, 'handle_error', _unmark_error)
+    event.listen(engine, 'handle_error', _refused)
     event.listen(engine, 'handle_error', exc_filters.handler, retval=True)
 
 
@@ -208,54 +229,87 @@ def _keep_sqlite_connections(engine):
         old.dispose()
 
 
+def _configured_manager():
+    """A new enginefacade transaction context configured from CONF, its
+    engine tuned as cyquota runs it."""
+    manager = enginefacade.transaction_context()
+    options = {'sqlite_fk': True}
+    if CONF.database.connection.startswith('sqlite'):
+        # Writers queue on SQLite's single write lock; wait for it rather
+        # than fail after pysqlite's default 5 s. Pooled connections pass
+        # between threads, one at a time (see _keep_sqlite_connections).
+        options['connection_parameters'] = (
+            'timeout=%d&check_same_thread=false' % SQLITE_BUSY_TIMEOUT)
+    # oslo.db yields to other green threads (time.sleep(0)) at every
+    # connection check-in, for eventlet. cyquota runs no eventlet, and the
+    # sleep costs a tenth of a reserve.
+    options['thread_checkin'] = False
+    manager.configure(**options)
+    engine = manager.writer.get_engine()
+    _no_pre_ping(engine)
+    _ahead_of_oslo_db(engine)
+    if engine.dialect.name == 'sqlite':
+        _keep_sqlite_connections(engine)
+        event.listen(engine, 'before_cursor_execute',
+                     _sqlite_begin_immediate, retval=True)
+    elif engine.dialect.name == 'mysql':
+        event.listen(engine, 'connect', _mysql_read_committed)
+        event.listen(engine, 'connect', _galera_causal_reads)
+        # oslo.db's start-up check left a connection in the pool that
+        # predates the listeners.
+        engine.dispose()
+    _no_rollback_after_an_end(engine)
+    _quiet_dead_connection_resets(engine)
+    return manager
+
+
 def context_manager():
     """The enginefacade transaction context, configured from CONF."""
     global _context_manager
     if _context_manager is None:
         with _LOCK:
             if _context_manager is None:
-                manager = enginefacade.transaction_context()
-                options = {'sqlite_fk': True}
-                if CONF.database.connection.startswith('sqlite'):
-                    # Writers queue on SQLite's single write lock; wait for
-                    # it rather than fail after pysqlite's default 5 s.
-                    # Pooled connections pass between threads, one at a
-                    # time (see _keep_sqlite_connections).
-                    options['connection_parameters'] = (
-                        'timeout=%d&check_same_thread=false'
-                        % SQLITE_BUSY_TIMEOUT)
-                # oslo.db yields to other green threads (time.sleep(0)) at
-                # every connection check-in, for eventlet. cyquota runs no
-                # eventlet, and the sleep costs a tenth of a reserve.
-                options['thread_checkin'] = False
-                manager.configure(**options)
-                engine = manager.writer.get_engine()
-                _no_pre_ping(engine)
-                _ahead_of_oslo_db(engine)
-                if engine.dialect.name == 'sqlite':
-                    _keep_sqlite_connections(engine)
-                    event.listen(engine, 'before_cursor_execute',
-                                 _sqlite_begin_immediate, retval=True)
-                elif engine.dialect.name == 'mysql':
-                    event.listen(engine, 'connect', _mysql_read_committed)
-                    event.listen(engine, 'connect', _galera_causal_reads)
-                    # oslo.db's start-up check left a connection in the
-                    # pool that predates the listener.
-                    engine.dispose()
-                _no_rollback_after_an_end(engine)
-                _quiet_dead_connection_resets(engine)
-                _context_manager = manager
+                _context_manager = _configured_manager()
     return _context_manager
+
+
+def _autocommit(dialect, dbapi_connection, connection_record):
+    dialect.set_isolation_level(dbapi_connection, 'AUTOCOMMIT')
+
+
+def get_autocommit_engine():
+    """The engine of ``autocommit_connection``: the same database and
+    settings as ``get_engine``'s, its own pool of connections in
+    autocommit mode (made with the first one: none idle until used)."""
+    global _autocommit_manager
+    if _autocommit_manager is None:
+        with _LOCK:
+            if _autocommit_manager is None:
+                manager = _configured_manager()
+                engine = manager.writer.get_engine()
+                event.listen(engine, 'connect', functools.partial(
+                    _autocommit, engine.dialect))
+                # A Connection that closes rolls back; in autocommit mode
+                # there is nothing to roll back, and PyMySQL would still
+                # send a ROLLBACK. The create_engine() argument that skips
+                # it is not oslo.db's to pass: set the flag it sets
+                # (tests/unit/test_db_engine.py checks it).
+                engine.dialect.skip_autocommit_rollback = True
+                engine.dispose()
+                _autocommit_manager = manager
+    return _autocommit_manager.writer.get_engine()
 
 
 def reset():
     """Forget the engine so the next use reads ``[database]`` again."""
-    global _context_manager
+    global _context_manager, _autocommit_manager
     with _LOCK:
-        manager, _context_manager = _context_manager, None
-    if manager is not None:
-        with contextlib.suppress(Exception):
-            manager.writer.get_engine().dispose()
+        managers = (_context_manager, _autocommit_manager)
+        _context_manager = _autocommit_manager = None
+    for manager in managers:
+        if manager is not None:
+            with contextlib.suppress(Exception):
+                manager.writer.get_engine().dispose()
 
 
 def shown_url(url=None):
@@ -279,6 +333,25 @@ def writer_connection(context):
     session's bookkeeping (the ledger's hot paths); joins one in progress,
     and sessions opened inside join it."""
     return context_manager().writer.connection.using(context)
+
+
+def in_transaction(context):
+    """Whether ``context`` is inside a transaction (which ``writer`` and
+    the like would join)."""
+    try:
+        context.transaction_ctx
+    except db_exc.NoEngineContextEstablished:
+        return False
+    return True
+
+
+def autocommit_connection():
+    """A Core connection in autocommit mode, for statements that are
+    their own transaction (a MariaDB compound statement that starts one
+    and commits or rolls it back itself): no COMMIT round trip after
+    them. It joins no transaction in progress; see ``in_transaction``.
+    Its errors are translated as ``writer``'s."""
+    return get_autocommit_engine().connect()
 
 
 def reader(context):

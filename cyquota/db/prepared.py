@@ -1,62 +1,97 @@
-"""PostgreSQL statements prepared once per connection.
+"""Statements prepared once per connection, on PostgreSQL and MariaDB.
 
-PostgreSQL parses and plans a statement every time it is sent. For the
-ledger's one-statement reserve, commit and rollback (``quota.ledger.
-one_statement``), chains of CTEs, the planning costs more than running
-them. A ``Prepared`` statement is sent as ``PREPARE`` the first time a
-connection runs it and as ``EXECUTE`` after that, still through the oslo.db
-engine, so its errors are translated and retried as any other's.
+A server parses (and PostgreSQL plans) a statement every time it is sent.
+For the ledger's one-statement reserve, commit and rollback (``quota.
+ledger.one_statement``), chains of CTEs on PostgreSQL and compound
+statements on MariaDB, that costs more than running them. A ``Prepared``
+statement is sent as ``PREPARE`` the first time a connection runs it and
+as ``EXECUTE`` after that, still through the oslo.db engine, so its errors
+are translated and retried as any other's.
 
 A prepared statement lives as long as its server session, whatever the
 transactions in it do; a new connection (after a restart, say) prepares
 again. A pooler that hands one client's statements to several server
 sessions (PgBouncer in transaction mode) breaks prepared statements: point
-cyquota at PostgreSQL or at a session-mode pool.
+cyquota at the server or at a session-mode pool.
 """
 
 import hashlib
 import re
 
-# A bind as the psycopg2 dialect renders it: %(name)s.
+# A bind as psycopg2 and PyMySQL take it: %(name)s.
 _BIND = re.compile(r'%\((\w+)\)s')
+
+#: The text of every statement prepared in this process, by name (what an
+#: ``EXECUTE`` runs, for logs and tests: MariaDB does not list them).
+_TEXTS = {}
 
 
 class Prepared:
-    """``statement`` (a SQLAlchemy construct) prepared on each connection
-    that runs it, named after its text (so that two statements never share
-    a name, nor one statement two).
+    """``text`` prepared on each connection that runs it, named after
+    itself (so that two statements never share a name, nor one statement
+    two).
 
-    :param statement: what to prepare; its bind parameters become the
-        prepared statement's (the values of its literals are kept).
-    :param dialect: the connection's dialect (PostgreSQL through psycopg2).
+    :param text: the statement, its binds in the driver's form
+        (``%(name)s``), which become the prepared statement's parameters.
+    :param dialect: the connection's dialect: PostgreSQL through psycopg2
+        or MariaDB through PyMySQL.
+    :param literals: the values of binds that are not the caller's.
     """
 
-    def __init__(self, statement, dialect):
-        compiled = statement.compile(dialect=dialect)
-        order = []
-
-        def number(match):
-            if match.group(1) not in order:
-                order.append(match.group(1))
-            return '$%d' % (order.index(match.group(1)) + 1)
-
-        # The dialect's casts (%(x)s::VARCHAR) give each $n its type.
-        text = _BIND.sub(number, str(compiled))
+    def __init__(self, text, dialect, literals=None):
+        self._literals = literals or {}
+        self._postgresql = dialect.name == 'postgresql'
+        if self._postgresql:
+            # One $n a bind; the dialect's casts (%(x)s::VARCHAR) type it.
+            binds = list(dict.fromkeys(_BIND.findall(text)))
+            text = _BIND.sub(
+                lambda match: '$%d' % (binds.index(match.group(1)) + 1),
+                text)
+        else:
+            # MariaDB's ? is positional: one value an occurrence.
+            binds = _BIND.findall(text)
+            text = _BIND.sub('?', text)
         self.name = 'cyquota_%s' % hashlib.sha1(text.encode()).hexdigest()
-        self._prepare = 'PREPARE %s AS %s' % (self.name, text)
-        self._execute = 'EXECUTE %s(%s)' % (
-            self.name, ', '.join('%%(%s)s' % bind for bind in order))
-        self._literals = {bind: value
-                          for bind, value in compiled.params.items()
-                          if value is not None}
+        _TEXTS[self.name] = text
+        #: The binds to send, each once (PyMySQL escapes every value it
+        #: is given, used or not).
+        self._binds = tuple(dict.fromkeys(binds))
+        values = ', '.join('%%(%s)s' % bind for bind in binds)
+        if self._postgresql:
+            self._prepare = ('PREPARE %s AS %s' % (self.name, text), {})
+            self._execute = 'EXECUTE %s(%s)' % (self.name, values)
+        else:
+            self._prepare = ('PREPARE %s FROM %%(text)s' % self.name,
+                             dict(text=text))
+            self._execute = 'EXECUTE %s%s' % (
+                self.name, ' USING ' + values if binds else '')
 
-    def rows(self, conn, params):
+    @classmethod
+    def of(cls, statement, dialect):
+        """``statement`` (a SQLAlchemy construct) prepared for
+        ``dialect``; the values of its literals are kept."""
+        compiled = statement.compile(dialect=dialect)
+        return cls(str(compiled), dialect, {
+            bind: value for bind, value in compiled.params.items()
+            if value is not None})
+
+    def run(self, conn, params):
         """Run the statement on ``conn`` (a SQLAlchemy Connection) with
         ``params``, preparing it first on a connection that has not;
-        returns its rows."""
+        returns its result."""
         prepared = conn.connection.info.setdefault('cyquota_prepared', set())
         if self.name not in prepared:
-            conn.exec_driver_sql(self._prepare)
+            conn.exec_driver_sql(*self._prepare)
             prepared.add(self.name)
-        return conn.exec_driver_sql(self._execute,
-                                    dict(self._literals, **params)).all()
+        params = dict(self._literals, **params)
+        return conn.exec_driver_sql(
+            self._execute, {bind: params[bind] for bind in self._binds})
+
+    def rows(self, conn, params):
+        """``run`` the statement; returns its rows."""
+        return self.run(conn, params).all()
+
+
+def text(name):
+    """The statement this process prepared as ``name``."""
+    return _TEXTS[name]

@@ -18,7 +18,6 @@ from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota import exception
-from cyquota.quota.ledger import one_statement
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit import test_engine
@@ -84,19 +83,56 @@ def test_fractions_of_a_second_are_kept(db, ctx):
 
 
 @pytest.mark.parametrize('backend', ['mysql'], indirect=True)
-def test_a_block_aborted_after_its_rows_fails_its_commit(backend, ctx):
+@pytest.mark.parametrize('operation', ['reserve', 'commit'])
+def test_a_compound_statement_failing_late_leaves_nothing(backend, ctx,
+                                                          operation):
     # On Galera another node's write may abort a compound statement after
-    # it has sent its rows: the server rolls the transaction back, and the
-    # COMMIT that follows must fail (a retried deadlock), not succeed with
-    # nothing in it. SIGNAL stands in for the abort.
+    # its first writes; a trigger's SIGNAL on its last write stands in for
+    # that. Its own transaction rolls back, the error is the deadlock that
+    # oslo.db translates (and cyquota retries), and its autocommit
+    # connection comes back to the pool with no transaction open.
     QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 5)
-    block = ("BEGIN NOT ATOMIC UPDATE project_limits SET resource_limit = 1;"
-             " SELECT 1 AS done; SIGNAL SQLSTATE '40001' SET"
-             " MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found'; END")
-    with pytest.raises(db_exc.DBDeadlock):
-        with db_api.writer_connection(ctx) as conn:
-            assert one_statement.Block(block).rows(conn, {}) == [(1,)]
-    assert [r['resource_limit'] for r in rows('project_limits')] == [5]
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}))
+    held = QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+    last_write = {'reserve': 'reservations',
+                  'commit': 'consumer_usages'}[operation]
+    CONF.set_override('db_max_retries', 1, 'quota')
+    engine = db_api.get_engine()
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE TRIGGER aborted BEFORE INSERT ON %s FOR EACH ROW"
+            " SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213,"
+            " MESSAGE_TEXT = 'Deadlock found when trying to get lock'"
+            % last_write)
+    try:
+        with pytest.raises(db_exc.DBDeadlock):
+            if operation == 'reserve':
+                QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+            else:
+                QUOTAS.commit(ctx, 'p1', held)
+    finally:
+        with engine.begin() as conn:
+            conn.exec_driver_sql('DROP TRIGGER aborted')
+    assert counts(ctx) == (1, 1)
+    assert sorted(r['status'] for r in rows('reservations')) == [
+        'committed', 'reserved']
+    with db_api.autocommit_connection() as conn:
+        assert conn.exec_driver_sql('SELECT @@in_transaction').scalar() == 0
+
+
+@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
+def test_a_compound_statement_refuses_quietly(backend, ctx, caplog):
+    # Over quota, the one statement refuses (a SIGNAL, having rolled back)
+    # and the locked path says why: no error reaches the log on the way.
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 1)
+    held = QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+    caplog.set_level('WARNING')
+    with pytest.raises(exception.OverQuota):
+        QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+    QUOTAS.commit(ctx, 'p1', held)
+    QUOTAS.commit(ctx, 'p1', held)  # committed already: the block refuses
+    assert caplog.records == []
+    assert counts(ctx) == (1, 0)
 
 
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)

@@ -1,6 +1,7 @@
-"""PostgreSQL statements prepared once per connection (cyquota.db.prepared),
-on the real server."""
+"""Statements prepared once per connection (cyquota.db.prepared), on the
+real servers."""
 
+from oslo_db import exception as db_exc
 import pytest
 import sqlalchemy as sa
 
@@ -11,13 +12,12 @@ from cyquota.db import prepared
 _USAGES = models.QuotaUsage.__table__
 
 
-# Prepared statements are PostgreSQL's here.
-pytestmark = pytest.mark.parametrize('backend', ['postgresql'],
+pytestmark = pytest.mark.parametrize('backend', ['postgresql', 'mysql'],
                                      indirect=True)
 
 
 @pytest.fixture
-def postgresql(backend):
+def usages(backend):
     with db_api.get_engine().begin() as conn:
         conn.execute(_USAGES.insert(), [
             dict(project_id='p1', resource='FPGA', used=1, reserved=0),
@@ -33,46 +33,67 @@ def _sent(conn):
 
 
 def _used_over(threshold):
-    # A literal (the resource) beside a bind: the literal's value is kept.
+    # A literal (the resource) beside a bind used twice: the literal's
+    # value is kept, and MariaDB's positional parameters get the bind's
+    # value at each place.
     return (sa.select(_USAGES.c.used)
             .where(_USAGES.c.resource == 'GPU',
-                   _USAGES.c.used > sa.bindparam('threshold')))
+                   _USAGES.c.used > sa.bindparam('threshold'),
+                   _USAGES.c.used + sa.bindparam('threshold') < 100))
 
 
-def test_prepared_once_per_connection_then_executed(postgresql):
-    statement = prepared.Prepared(_used_over(0), db_api.get_engine().dialect)
+def _prepared_on_server(conn, statement):
+    """How many statements named as ``statement`` the server holds for
+    ``conn``'s session (MariaDB lists none: it runs it, or refuses)."""
+    if conn.dialect.name == 'postgresql':
+        return conn.exec_driver_sql(
+            'SELECT count(*) FROM pg_prepared_statements WHERE name = '
+            '%(name)s', dict(name=statement.name)).scalar()
+    nulls = ['NULL'] * prepared.text(statement.name).count('?')
+    try:
+        conn.exec_driver_sql('EXECUTE %s USING %s'
+                             % (statement.name, ', '.join(nulls)))
+    except (db_exc.DBError, sa.exc.DBAPIError):
+        return 0
+    return 1
+
+
+def test_prepared_once_per_connection_then_executed(usages):
+    statement = prepared.Prepared.of(_used_over(0),
+                                     db_api.get_engine().dialect)
     with db_api.get_engine().connect() as conn:
         sent = _sent(conn)
         assert statement.rows(conn, dict(threshold=0)) == [(2,)]
         assert statement.rows(conn, dict(threshold=5)) == []
         assert sent == ['PREPARE', 'EXECUTE', 'EXECUTE']
-        assert conn.exec_driver_sql(
-            'SELECT count(*) FROM pg_prepared_statements WHERE name = '
-            '%(name)s', dict(name=statement.name)).scalar() == 1
+        assert _prepared_on_server(conn, statement) == 1
         conn.rollback()  # a prepared statement outlives the transaction
         assert statement.rows(conn, dict(threshold=1)) == [(2,)]
         assert sent[-1:] == ['EXECUTE']
 
 
-def test_a_new_connection_prepares_again(postgresql):
-    statement = prepared.Prepared(_used_over(0), db_api.get_engine().dialect)
+def test_a_new_connection_prepares_again(usages):
+    statement = prepared.Prepared.of(_used_over(0),
+                                     db_api.get_engine().dialect)
     with db_api.get_engine().connect() as conn:
         statement.rows(conn, dict(threshold=0))
         conn.invalidate()  # as after a lost connection
         conn.rollback()
         sent = _sent(conn)
+        assert _prepared_on_server(conn, statement) == 0
         assert statement.rows(conn, dict(threshold=0)) == [(2,)]
-        assert sent == ['PREPARE', 'EXECUTE']
+        assert sent[-2:] == ['PREPARE', 'EXECUTE']
 
 
-def test_each_statement_its_own_name(postgresql):
+def test_each_statement_its_own_name(usages):
     dialect = db_api.get_engine().dialect
-    same = prepared.Prepared(_used_over(0), dialect)
-    other = prepared.Prepared(
+    same = prepared.Prepared.of(_used_over(0), dialect)
+    other = prepared.Prepared.of(
         sa.select(_USAGES.c.used).where(
             _USAGES.c.resource == sa.bindparam('resource')), dialect)
-    assert same.name == prepared.Prepared(_used_over(0), dialect).name
+    assert same.name == prepared.Prepared.of(_used_over(0), dialect).name
     assert other.name != same.name
+    assert prepared.text(same.name) != prepared.text(other.name)
     with db_api.get_engine().connect() as conn:
         assert same.rows(conn, dict(threshold=0)) == [(2,)]
         assert other.rows(conn, dict(resource='FPGA')) == [(1,)]

@@ -1,5 +1,6 @@
 """cyquota.db.api's engine set-up that reaches below public interfaces."""
 
+import sqlalchemy as sa
 from sqlalchemy import pool as sa_pool
 from sqlalchemy.pool import base as pool_base
 
@@ -31,3 +32,23 @@ def test_reset_on_return_is_the_pool_attribute_cyquota_sets():
                              )._reset_on_return is pool_base.reset_none
     assert sa_pool.QueuePool(lambda: None
                              )._reset_on_return is pool_base.reset_rollback
+
+
+def test_skip_autocommit_rollback_is_the_dialect_attribute_cyquota_sets():
+    # cyquota.db.api.get_autocommit_engine spares the ROLLBACK a closing
+    # Connection sends by this attribute, what the create_engine() argument
+    # sets: if SQLAlchemy renamed it, every one-statement operation on
+    # MariaDB would cost a ROLLBACK round trip again.
+    engine = sa.create_engine('sqlite://', skip_autocommit_rollback=True)
+    assert engine.dialect.skip_autocommit_rollback is True
+    assert sa.create_engine('sqlite://'
+                            ).dialect.skip_autocommit_rollback is False
+
+
+def test_the_autocommit_engine_commits_each_statement(sqlite_db):
+    engine = db_api.get_autocommit_engine()
+    assert engine is not db_api.get_engine()
+    assert engine.dialect.skip_autocommit_rollback is True
+    with db_api.autocommit_connection() as conn:
+        assert engine.dialect.detect_autocommit_setting(
+            conn.connection.dbapi_connection)

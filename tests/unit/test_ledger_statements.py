@@ -18,7 +18,9 @@ import pytest
 import sqlalchemy as sa
 
 from cyquota.db import api as db_api
+from cyquota.db import prepared
 from cyquota import exception
+from cyquota.quota.ledger import one_statement
 from cyquota.quota.limits import local
 from cyquota.quota import QUOTAS
 from tests.unit.test_engine import clock, counts, rows  # noqa: F401,H301
@@ -37,14 +39,14 @@ def db(sqlite_db, clock):  # noqa: F811 (the fixture imported above)
 _CHANGE = re.compile(r'(?:\(|^)(UPDATE|INSERT INTO) (\w+)', re.M)
 
 
-def _shape(statement, cursor):
+def _shape(statement):
     """``VERB table`` of a statement, ``+ FOR UPDATE`` when it locks; of
     a statement of data-modifying CTEs (``WITH``) or a compound statement
     (``BEGIN``), that word and what its parts change; of a prepared
     statement's EXECUTE, the shape of what the server runs."""
     words = statement.split()
     if words[0] == 'EXECUTE':
-        statement = _prepared(cursor, words[1].split('(')[0])
+        statement = prepared.text(words[1].split('(')[0])
         words = statement.split()
     verb = words[0]
     if verb in ('WITH', 'BEGIN'):
@@ -58,16 +60,6 @@ def _shape(statement, cursor):
     return '%s %s%s' % (verb, table, locks)
 
 
-def _prepared(cursor, name):
-    """The statement PostgreSQL prepared as ``name`` on ``cursor``'s
-    connection."""
-    with cursor.connection.cursor() as lookup:
-        lookup.execute('SELECT statement FROM pg_prepared_statements '
-                       'WHERE name = %s', (name,))
-        [(text,)] = lookup.fetchall()
-    return text.split(' AS ', 1)[1]
-
-
 @contextlib.contextmanager
 def statements():
     """The shapes of the statements run meanwhile, in order."""
@@ -75,14 +67,18 @@ def statements():
 
     def record(conn, cursor, statement, *args):
         if not _CONTROL.match(statement):
-            seen.append(_shape(statement, cursor))
+            seen.append(_shape(statement))
 
-    engine = db_api.get_engine()
-    sa.event.listen(engine, 'before_cursor_execute', record)
+    engines = [db_api.get_engine()]
+    if one_statement.is_mariadb(engines[0].dialect):
+        engines.append(db_api.get_autocommit_engine())
+    for engine in engines:
+        sa.event.listen(engine, 'before_cursor_execute', record)
     try:
         yield seen
     finally:
-        sa.event.remove(engine, 'before_cursor_execute', record)
+        for engine in engines:
+            sa.event.remove(engine, 'before_cursor_execute', record)
 
 
 def _locking_select(table):

@@ -47,10 +47,12 @@ Locking discipline, the whole of the ledger's concurrency story:
   the usage rows of an end of several resources, which one UPDATE locks
   in no set order: the rare deadlock of two such ends is retried).
   MariaDB runs the same steps in one compound statement (``BEGIN NOT
-  ATOMIC``), one after the other, and ends that way only reservations all
-  still reserved and of one resource (a commit: of one consumer), locked
-  by uuid first; any other end rolls that attempt back and takes the
-  steps. SQLite runs the steps one statement each.
+  ATOMIC``), one after the other in a transaction of its own (one round
+  trip, outside any transaction of the caller's), and ends that way only
+  reservations all still reserved and of one resource (a commit: of one
+  consumer; a rollback: holding no devices), locked by uuid first; any
+  other end rolls that attempt back and takes the steps. SQLite runs the
+  steps one statement each.
 * Every read that follows a lock sees all that was committed under it:
   PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
   to READ COMMITTED too (``db_api``).

@@ -1,8 +1,10 @@
-"""The common reserve, commit and rollback as one statement each, so that
-an operation costs one round trip and COMMIT: on PostgreSQL, data-modifying
-CTEs chain the conditional UPDATEs and INSERTs of ``statements``; on
-MariaDB, a compound statement (``BEGIN NOT ATOMIC ... END``) runs them one
-after the other.
+"""The common reserve, commit and rollback as one statement each, prepared
+once per connection (``cyquota.db.prepared``): on PostgreSQL, data-modifying
+CTEs chain the conditional UPDATEs and INSERTs of ``statements``, one round
+trip and COMMIT; on MariaDB, a compound statement (``BEGIN NOT ATOMIC ...
+END``) runs them one after the other in a transaction of its own, which it
+commits or rolls back itself, so that on an autocommit connection
+(``db_api.autocommit_connection``) the operation is one round trip.
 
 Each statement only does what the multi-statement form does when every
 condition holds, and returns what it did; the caller leaves the rest to
@@ -11,14 +13,11 @@ order, so each step that must follow another reads that one's rows: the
 ledger's lock order holds inside a statement too.
 """
 
-import collections
-import functools
-import itertools
-
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql import visitors
 
+from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota.db import prepared
 from cyquota.quota.ledger import statements as sql
@@ -46,62 +45,50 @@ def _per_resource(statement, index):
 
 def reserve(dialect, limit, count, request_id):
     """The one-statement reserve of ``count`` resources for ``dialect``
-    (``reserve_ctes`` prepared, or ``reserve_block``), or None where there
-    is none. Its one row's one value is 1 if it reserved all, else 0 (and
-    the transaction must roll back)."""
+    (``reserve_ctes`` or ``reserve_block``, prepared), or None where there
+    is none. PostgreSQL's returns one row, whose one value is 1 if it
+    reserved all, else 0 (and the transaction must roll back); MariaDB's
+    refuses (``db_api.Refused``) instead, having written nothing."""
     if dialect.name == 'postgresql':
-        return prepared.Prepared(reserve_ctes(limit, count, request_id),
-                                 dialect)
+        return prepared.Prepared.of(reserve_ctes(limit, count, request_id),
+                                    dialect)
     if is_mariadb(dialect):
         return reserve_block(dialect, limit, count, request_id)
     return None
 
 
+def runs_alone(context):
+    """Whether MariaDB's compound statements serve ``context``: cyquota is
+    on MariaDB through PyMySQL, and no transaction is in progress on
+    ``context`` (which their own would commit). They run on
+    ``db_api.autocommit_connection``."""
+    return (is_mariadb(db_api.get_engine().dialect)
+            and not db_api.in_transaction(context))
+
+
 def is_mariadb(dialect):
     """Whether ``dialect`` is MariaDB's through PyMySQL, which runs
-    compound statements and reads what ends one before its next command
-    (``run_block``)."""
+    compound statements, prepared too."""
     return (dialect.name == 'mysql' and dialect.is_mariadb
             and dialect.driver == 'pymysql')
 
 
-class Block:
-    """A MariaDB compound statement (``BEGIN NOT ATOMIC ... END``) that
-    ends with one SELECT.
-
-    :param text: its SQL, its binds in the driver's form (``%(name)s``).
-    :param literals: the values of binds that are not the caller's.
-    """
-
-    def __init__(self, text, literals=None):
-        self.text = text
-        self._literals = literals or {}
-
-    def rows(self, conn, params):
-        """Run the block on ``conn`` with ``params``; returns the rows of
-        its SELECT (named tuples).
-
-        The server says how the block ended only after those rows. When
-        the block was aborted after its SELECT (on Galera, by another
-        node's write that won certification), that word is the error, and
-        the server has rolled the transaction back. SQLAlchemy reads it
-        only while closing the cursor, where it logs and drops errors: the
-        COMMIT that followed would then succeed with nothing in it, and a
-        commit or a reserve be reported done that never was. So the rows
-        are read from the driver's cursor, which is left open: PyMySQL
-        reads the rest before it sends its next command, and that command
-        (the COMMIT) fails with the block's error, translated and retried
-        as any deadlock.
-        """
-        result = conn.exec_driver_sql(self.text,
-                                      dict(self._literals, **params))
-        row = _row_type(tuple(result.keys()))
-        return [row(*values) for values in result.cursor.fetchall()]
-
-
-@functools.lru_cache(maxsize=None)
-def _row_type(names):
-    return collections.namedtuple('BlockRow', names)
+def _own_transaction(declarations, body, commit_if):
+    """A MariaDB compound statement that runs ``body`` (lines) in a
+    transaction of its own and commits it if ``commit_if`` (an expression)
+    holds at its end. Otherwise it rolls back and refuses (SIGNALs
+    ``db_api.REFUSAL``, raised as ``db_api.Refused``), so that it sends no
+    rows either way. An error rolls the transaction back and is sent on
+    as it was raised (RESIGNAL), to be translated and retried as any
+    other."""
+    return '\n'.join([
+        'BEGIN NOT ATOMIC', *declarations,
+        'DECLARE EXIT HANDLER FOR SQLEXCEPTION'
+        ' BEGIN ROLLBACK; RESIGNAL; END;',
+        'START TRANSACTION;', *body,
+        "IF NOT (%s) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s';"
+        ' END IF;' % (commit_if, db_api.REFUSAL),
+        'COMMIT;', 'END'])
 
 
 def reserve_ctes(limit, count, request_id):
@@ -134,68 +121,61 @@ def reserve_ctes(limit, count, request_id):
 def reserve_block(dialect, limit, count, request_id):
     """MariaDB's reserve of ``count`` resources as one compound statement:
     the conditional UPDATE of each resource in turn while every one
-    changed its row, then (and with ``request_id``, only if no reserve
-    used it before) the INSERTs; it returns ``fits``: 1 if all were
-    written, else 0. Returns a ``Block``."""
-    params = {}
-    numbers = itertools.count()
-
+    changed its row (its limit, ``limit``, read once before), then (and
+    with ``request_id``, only if no reserve used it before) the INSERTs,
+    in a transaction of its own, committed if all were written; it
+    refuses (``db_api.Refused``), having written nothing, otherwise.
+    Prepared (``Prepared``)."""
     def compiled(statement, index=0):
-        text, literals = _compiled(_per_resource(statement, index), dialect,
-                                   numbers)
-        params.update(literals)
-        return text
+        return _compiled(_per_resource(statement, index), dialect)
 
-    updates = [compiled(sql.reserve_if_fits(limit), index)
-               for index in range(count)]
-    inserts = [compiled(sql.INSERT_RESERVATION_OF_USAGE, index)
-               for index in range(count)]
+    lines = []
+    for index in range(count):
+        lines += [
+            'IF fits THEN',
+            'SET v_limit = (%s);' % compiled(sa.select(limit), index),
+            compiled(sql.reserve_if_fits(sa.literal_column('v_limit')),
+                     index) + ';',
+            'SET fits = ROW_COUNT() = 1;', 'END IF;']
     seen = ''
     if request_id:
         seen = ' AND NOT EXISTS (%s)' % compiled(sql.REQUEST_SEEN)
-    lines = ['BEGIN NOT ATOMIC', 'DECLARE fits INT DEFAULT 1;']
-    for update in updates:
-        lines += ['IF fits THEN', update + ';',
-                  'SET fits = ROW_COUNT() = 1;', 'END IF;']
-    lines += ['IF fits%s THEN' % seen, *[i + ';' for i in inserts],
-              'ELSE', 'SET fits = 0;', 'END IF;', 'SELECT fits;', 'END']
-    return Block('\n'.join(lines), params)
+    lines += ['IF fits%s THEN' % seen,
+              *[compiled(sql.INSERT_RESERVATION_OF_USAGE, index) + ';'
+                for index in range(count)],
+              'ELSE', 'SET fits = 0;', 'END IF;']
+    return prepared.Prepared(_own_transaction(
+        ['DECLARE fits INT DEFAULT 1;', 'DECLARE v_limit BIGINT;'], lines,
+        'fits'), dialect)
 
 
-def _compiled(statement, dialect, numbers):
-    """``statement``'s SQL for ``dialect`` and the values of its literals,
-    named ``_literal<n>`` with numbers from ``numbers`` so that the
-    statements of one block do not share their names."""
-    literals = {}
-
-    def rename(element):
-        if isinstance(element, sa.BindParameter) and element.unique:
-            name = '_literal%d' % next(numbers)
-            literals[name] = element.value
-            return sa.bindparam(name, element.value, type_=element.type)
+def _compiled(statement, dialect):
+    """``statement``'s SQL for ``dialect``, its integer literals written
+    out (its other binds are the caller's)."""
+    def write_out(element):
+        if (isinstance(element, sa.BindParameter) and element.unique
+                and type(element.value) is int):
+            return sa.literal_column(str(element.value))
         return None
-    compiled = visitors.replacement_traverse(statement, {}, rename).compile(
-        dialect=dialect)
-    return str(compiled), literals
+    return str(visitors.replacement_traverse(statement, {}, write_out)
+               .compile(dialect=dialect))
 
 
-def end_block(target, count):
+def end_block(target, count, dialect):
     """MariaDB's end (``target``) of ``count`` reservations as one
-    compound statement, for the common case: every one still reserved,
-    not due, of the project, and all of one resource (and, for a commit,
-    one consumer). It ends them (locked by uuid, as
-    ``LOCK_RESERVATIONS``), moves the counts as ``END_RESERVED`` and (a
-    commit) what the consumer holds as ``consumers.add``, each only where
-    nothing goes below zero; it returns the ended rows, none if it did
-    not end them all (and the transaction must roll back). A ``Block``,
-    bound by the driver: ``_uuid_<i>``, ``_project_id``, ``_due_before``,
-    ``_now``, ``_status``."""
+    compound statement in a transaction of its own, for the common case:
+    every one still reserved, not due, of the project, and all of one
+    resource (and, for a commit, one consumer; for a rollback, none
+    holding devices, which the step-by-step end gives back). It ends them
+    (locked by uuid, as ``LOCK_RESERVATIONS``), moves the counts as
+    ``END_RESERVED`` and (a commit) what the consumer holds as
+    ``consumers.add``, each only where nothing goes below zero, and
+    commits; it refuses (``db_api.Refused``), having changed nothing, if
+    it could not end them all. Prepared (``Prepared``), its binds:
+    ``_uuid_<i>``, ``_project_id``, ``_due_before``, ``_now``,
+    ``_status``."""
     commit = target == models.COMMITTED
     lines = [
-        'BEGIN NOT ATOMIC',
-        'DECLARE v_resources, v_holders, v_done INT DEFAULT 0;',
-        'DECLARE v_resource, v_holder VARCHAR(255);',
-        'DECLARE v_held, v_taken BIGINT DEFAULT 0;',
         # Locked by the uuid index alone, as LOCK_RESERVATIONS: through
         # another index (project and status, say) it would lock entries
         # that an expiry holding the rows changes, and the two deadlock.
@@ -203,7 +183,8 @@ def end_block(target, count):
         'UPDATE reservations FORCE INDEX (uuid)'
         ' SET status = %(_status)s, updated_at = %(_now)s'
         " WHERE uuid IN ({uuids}) AND project_id = %(_project_id)s"
-        " AND status = 'reserved' AND expire >= %(_due_before)s;",
+        " AND status = 'reserved' AND expire >= %(_due_before)s"
+        + ('' if commit else ' AND NOT devices') + ';',
         'IF ROW_COUNT() = {count} THEN',
         "SELECT COUNT(DISTINCT resource), COUNT(DISTINCT COALESCE("
         "consumer_id, '')), MIN(resource), MIN(COALESCE(consumer_id, '')),"
@@ -235,16 +216,16 @@ def end_block(target, count):
             'SET v_done = ROW_COUNT() = 1;',
             'END IF;',
         ]
-    lines += [
-        'END IF;',
-        'SELECT ' + ', '.join(c.name for c in sql.RESERVATION_COLUMNS)
-        + ' FROM reservations WHERE uuid IN ({uuids}) AND v_done'
-        ' ORDER BY id;',
-        'END']
+    lines.append('END IF;')
+    text = _own_transaction([
+        'DECLARE v_resources, v_holders, v_done INT DEFAULT 0;',
+        'DECLARE v_resource, v_holder VARCHAR(255);',
+        'DECLARE v_held, v_taken BIGINT DEFAULT 0;'], lines, 'v_done')
     uuids = ', '.join('%%(%s)s' % bind_name('_uuid', index)
                       for index in range(count))
-    return Block('\n'.join(lines).replace('{uuids}', uuids).replace(
-        '{count}', str(count)))
+    return prepared.Prepared(
+        text.replace('{uuids}', uuids).replace('{count}', str(count)),
+        dialect)
 
 
 def end(target, count, dialect):
@@ -292,7 +273,8 @@ def end(target, count, dialect):
         columns.append(changed.c.resource.is_not(None).label('held'))
     else:
         columns.append(sa.false().label('held'))
-    return prepared.Prepared(sa.select(*columns).select_from(joins), dialect)
+    return prepared.Prepared.of(sa.select(*columns).select_from(joins),
+                                dialect)
 
 
 def _sum(value):

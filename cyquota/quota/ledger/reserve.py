@@ -69,8 +69,8 @@ class Reserve:
                      consumer_id):
         """The conditional UPDATE and the INSERT of each resource, reading
         no row but, with a ``request_id``, whether it was used before: on
-        PostgreSQL and MariaDB all in one statement, on SQLite one
-        statement each.
+        PostgreSQL all in one statement, on MariaDB too (outside another
+        transaction: it is its own), else one statement each.
         None, with nothing written, when the locked path must decide."""
         params = dict(_project_id=project_id, _request_id=request_id,
                       _now=models.utcnow(), _expire=expire,
@@ -88,15 +88,19 @@ class Reserve:
                      _limit=limits.get(resource),
                      _uuid=uuidutils.generate_uuid())
                 for resource, delta in deltas.items()]
+        alone = one_statement.runs_alone(context)
         try:
-            with db_api.writer_connection(context) as conn:
-                one = self._one_statement(conn.dialect, len(rows),
-                                          request_id is not None)
+            with (db_api.autocommit_connection() if alone
+                  else db_api.writer_connection(context)) as conn:
+                one = None
+                if alone or conn.dialect.name == 'postgresql':
+                    one = self._one_statement(conn.dialect, len(rows),
+                                              request_id is not None)
                 if one is None:
                     self._statement_by_statement(conn, params, rows)
                 else:
                     self._in_one_statement(conn, one, params, rows)
-        except (_Undecided, db_exc.DBDuplicateEntry):
+        except (_Undecided, db_api.Refused, db_exc.DBDuplicateEntry):
             return None
         return [row['_uuid'] for row in rows]
 
@@ -112,6 +116,9 @@ class Reserve:
         for index, row in enumerate(rows):
             params.update((one_statement.bind_name(name, index), value)
                           for name, value in row.items())
+        if conn.dialect.name != 'postgresql':
+            statement.run(conn, params)  # or refuses
+            return
         [(fits,)] = statement.rows(conn, params)
         if not fits:
             raise _Undecided()

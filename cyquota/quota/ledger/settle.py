@@ -7,8 +7,9 @@ the counts: for a batch of one resource with one relative UPDATE that
 takes nothing below zero; otherwise (drift, a model whose rule spans more
 than the project's rows) with the rows locked and read. On PostgreSQL the
 common commit or rollback, counts and consumers too, is one statement
-(``one_statement``); on MariaDB too, when the reservations are all still
-reserved and of one resource (and, for a commit, one consumer).
+(``one_statement``); on MariaDB too, a transaction of its own, when the
+reservations are all still reserved and of one resource (and, for a
+commit, one consumer; for a rollback, none holding devices).
 
 A reservation is expired from its ``expire`` time on, whether or not the
 periodic sweep has run: a commit of one that is due ends it as expired
@@ -33,11 +34,6 @@ LOG = logging.getLogger(__name__)
 
 # A rollback ends a reservation whenever it is due.
 _EVER = datetime.datetime(1970, 1, 1)
-
-
-class _Undecided(Exception):
-    """A one-statement end did not end them all: the transaction rolls
-    back and the step-by-step end decides."""
 
 
 class _Due(Exception):
@@ -113,23 +109,24 @@ class Settle:
     def _finish(self, context, project_id, uuids, target):
         """End ``uuids`` as ``target``; returns those this call ended (not
         those a call before it had)."""
-        ended = None
         if (self.model.decides_by_own_row
-                and one_statement.is_mariadb(db_api.get_engine().dialect)):
-            ended = self._end_in_block(context, project_id, uuids, target)
-        if ended is None:
-            ended = self._end_step_by_step(context, project_id, uuids,
-                                           target)
+                and one_statement.runs_alone(context)):
+            ended = self._end_in_block(project_id, uuids, target)
+            if ended is not None:
+                return ended
+        ended = self._end_step_by_step(context, project_id, uuids, target)
         return [row.uuid for row in ended]
 
     @db_api.retry_on_conflict
-    def _end_in_block(self, context, project_id, uuids, target):
-        """MariaDB's common end as one compound statement
-        (``one_statement.end_block``): the ended rows, or None, with
-        nothing written, when the step-by-step end must decide."""
+    def _end_in_block(self, project_id, uuids, target):
+        """MariaDB's common end as one compound statement, its own
+        transaction (``one_statement.end_block``): ``uuids``, all ended,
+        or None, with nothing written, when the step-by-step end must
+        decide."""
+        dialect = db_api.get_engine().dialect
         key = (target, len(uuids))
         if key not in self._blocks:
-            self._blocks[key] = one_statement.end_block(*key)
+            self._blocks[key] = one_statement.end_block(*key, dialect)
         now = models.utcnow()
         params = dict(_project_id=project_id, _status=target, _now=now,
                       _due_before=now if target == models.COMMITTED
@@ -137,15 +134,11 @@ class Settle:
         params.update((one_statement.bind_name('_uuid', index), uuid)
                       for index, uuid in enumerate(uuids))
         try:
-            with db_api.writer_connection(context) as conn:
-                ended = self._blocks[key].rows(conn, params)
-                if len(ended) != len(uuids):
-                    raise _Undecided()
-                if target != models.COMMITTED:
-                    self._free_devices(context, ended)
-        except _Undecided:
+            with db_api.autocommit_connection() as conn:
+                self._blocks[key].run(conn, params)
+        except db_api.Refused:
             return None
-        return ended
+        return uuids
 
     @db_api.retry_on_conflict
     def _end_step_by_step(self, context, project_id, uuids, target):
