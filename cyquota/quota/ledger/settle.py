@@ -123,10 +123,7 @@ class Settle:
         transaction (``one_statement.end_block``): ``uuids``, all ended,
         or None, with nothing written, when the step-by-step end must
         decide."""
-        dialect = db_api.get_engine().dialect
         key = (target, len(uuids))
-        if key not in self._blocks:
-            self._blocks[key] = one_statement.end_block(*key, dialect)
         now = models.utcnow()
         params = dict(_project_id=project_id, _status=target, _now=now,
                       _due_before=now if target == models.COMMITTED
@@ -135,6 +132,9 @@ class Settle:
                       for index, uuid in enumerate(uuids))
         try:
             with db_api.autocommit_connection() as conn:
+                if key not in self._blocks:
+                    self._blocks[key] = one_statement.end_block(
+                        *key, conn.dialect)
                 self._blocks[key].run(conn, params)
         except db_api.Refused:
             return None
