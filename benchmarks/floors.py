@@ -10,9 +10,9 @@ process, on a throw-away database, one project with a usage row:
 * ``statement``: the very statement the ledger sends for the operation
   (caught from a ``QUOTAS`` call as it goes to the driver: the
   ``EXECUTE`` of its prepared statement), sent again with a fresh
-  reservation on the driver's own connection, then on PostgreSQL
-  ``COMMIT`` (on MariaDB a compound statement that commits itself, on an
-  autocommit connection): what the server and the driver cost;
+  reservation on the driver's own autocommit connection, where it is its
+  own transaction (as the ledger runs it): what the server and the
+  driver cost;
 * ``ledger``: ``QUOTAS.reserve`` and ``QUOTAS.commit``, everything above
   the driver included (SQLAlchemy, oslo.db, the ledger, the engine).
 
@@ -38,7 +38,7 @@ COLUMNS = [
     ('backend', 'backend', '{}'),
     ('operation', 'operation', '{}'),
     ('raw', 'raw UPDATE;COMMIT ms', '{:.3f}'),
-    ('statement', 'the statement (+ COMMIT) ms', '{:.3f}'),
+    ('statement', 'the statement ms', '{:.3f}'),
     ('ledger', 'QUOTAS call ms', '{:.3f}'),
     ('statement_ratio', 'statement rate/raw', '{:.2f}'),
     ('ledger_ratio', 'QUOTAS rate/raw', '{:.2f}'),
@@ -90,7 +90,7 @@ def plot(rows, ax):
     width = 0.27
     for offset, (layer, label) in zip((-width, 0, width), (
             ('raw', 'raw UPDATE; COMMIT'),
-            ('statement', 'the ledger\'s statement + COMMIT on the driver'),
+            ('statement', 'the ledger\'s statement on the driver'),
             ('ledger', 'QUOTAS call'))):
         ax.bar([i + offset for i in x], [r[layer] for r in rows], width,
                label=label)
@@ -103,7 +103,7 @@ def plot(rows, ax):
 def _measure(backend, operations, rounds, progress):
     """The reserve row and the commit row of one backend."""
     engine = db_api.get_engine()
-    # MariaDB's one statements run on the autocommit engine.
+    # The one statements run on the autocommit engine.
     engines = [engine, db_api.get_autocommit_engine()]
     with engine.begin() as conn:
         ledger.HOT.create(conn)
@@ -112,12 +112,12 @@ def _measure(backend, operations, rounds, progress):
     quota.QUOTAS.limits.set_project_limit(ctx, PROJECT, RESOURCE, 2 ** 30)
     # The first reserve makes the usage row (the locked path, after the
     # one statement found none); the second and its commit take the
-    # one-statement path. On PostgreSQL the first ones prepare.
+    # one-statement path.
     with _sent(engines) as sent:
         for _ in range(2):
             quota.QUOTAS.commit(ctx, PROJECT, quota.QUOTAS.reserve(
                 ctx, PROJECT, {RESOURCE: 1}))
-    replay = _Replay(backend, sent)
+    replay = _Replay(sent)
     done = {'reserve': 2, 'commit': 2}
     mean = {}
     pending = {'statement': [], 'ledger': []}
@@ -133,7 +133,7 @@ def _measure(backend, operations, rounds, progress):
         progress.step('floors: %s: round %d of %d (%d operations a layer)'
                       % (backend, number + 1, rounds, operations))
         with contextlib.closing(engine.raw_connection()) as raw, \
-                contextlib.closing(replay.connection(engines)) as one:
+                contextlib.closing(replay.connection(engines[1])) as one:
             _round(mean, 'raw', operations, lambda: replay.raw(raw))
             _round(mean, 'statement reserve', operations,
                    lambda: pending['statement'].append(replay.reserve(one)))
@@ -186,8 +186,7 @@ class _Replay:
     """The ledger's one-statement reserve and commit, as caught on their
     way to the driver, sent again on a driver connection."""
 
-    def __init__(self, backend, sent):
-        self.backend = backend
+    def __init__(self, sent):
         # The EXECUTEs of the prepared one statements of two reserves and
         # two commits; the last two are the reserve and the commit that
         # took them.
@@ -200,11 +199,9 @@ class _Replay:
         (self._reserve, self._reserve_params), (
             self._commit, self._commit_params) = runs[-2:]
 
-    def connection(self, engines):
-        """A driver connection of the engine the ledger runs the one
-        statements on (MariaDB's autocommit engine), with them
-        prepared."""
-        engine = engines[0] if self.backend == 'postgresql' else engines[1]
+    def connection(self, engine):
+        """A driver connection of ``engine`` (the autocommit engine the
+        ledger runs the one statements on), with them prepared."""
         raw = engine.raw_connection()
         # As the ledger does: once per connection (cyquota.db.prepared).
         prepared = raw.info.setdefault('cyquota_prepared', set())
@@ -214,8 +211,6 @@ class _Replay:
                 if name not in prepared:
                     cursor.execute(statement, params or None)
                     prepared.add(name)
-        if self.backend == 'postgresql':
-            raw.commit()
         return raw
 
     def raw(self, raw):
@@ -226,27 +221,24 @@ class _Replay:
     def reserve(self, one):
         """A reserve of one more unit; returns its uuid."""
         uuid = uuidutils.generate_uuid()
-        rows = self._run(one, self._reserve,
-                         dict(self._reserve_params, _uuid_0=uuid))
-        # PostgreSQL's says whether it fitted; MariaDB's would refuse.
-        if rows not in ([(1,)], []):
+        if not self._run(one, self._reserve,
+                         dict(self._reserve_params, _uuid_0=uuid)):
             raise RuntimeError('the replayed reserve did not fit')
         return uuid
 
     def commit(self, one, uuid):
-        rows = self._run(one, self._commit,
-                         dict(self._commit_params, _uuid_0=uuid))
-        # PostgreSQL's returns what it ended; MariaDB's would refuse.
-        if self.backend == 'postgresql' and len(rows) != 1:
+        if not self._run(one, self._commit,
+                         dict(self._commit_params, _uuid_0=uuid)):
             raise RuntimeError('the replayed commit ended nothing')
 
-    def _run(self, one, statement, params):
+    @staticmethod
+    def _run(one, statement, params):
+        """Whether ``statement`` did its operation: PostgreSQL's says 1,
+        MariaDB's sends no rows (it would refuse otherwise)."""
         with one.cursor() as cursor:
             cursor.execute(statement, params)
-            rows = [tuple(row) for row in cursor.fetchall()]
-        if self.backend == 'postgresql':
-            one.commit()
-        return rows
+            return cursor.description is None or cursor.fetchall() == [
+                (1,)]
 
 
 def _books(ctx, done):

@@ -148,8 +148,10 @@ def _no_rollback_after_an_end(engine):
     # handle_error: _ahead_of_oslo_db.
 
 
-#: What a statement that refuses to decide says (a MariaDB compound
-#: statement SIGNALs it, after rolling back what it did); ``Refused``.
+#: What a statement that refuses to decide says, as an error that rolls
+#: back what it wrote (a MariaDB compound statement SIGNALs it; a
+#: PostgreSQL statement calls ``cyquota_refuse``, made by migration 0002);
+#: ``Refused``.
 REFUSAL = 'cyquota: left to the locked path'
 
 
@@ -162,7 +164,9 @@ def _refused(context):
     # Raised in place of the DBAPI error, which oslo.db would log as an
     # unknown error it wraps.
     error = context.original_exception
-    if getattr(error, 'args', ())[1:2] == (REFUSAL,):
+    diagnostics = getattr(error, 'diag', None)  # psycopg2's
+    if (getattr(error, 'args', ())[1:2] == (REFUSAL,)
+            or getattr(diagnostics, 'message_primary', None) == REFUSAL):
         raise Refused()
 
 
@@ -348,9 +352,10 @@ def in_transaction(context):
 def autocommit_connection():
     """A Core connection in autocommit mode, for statements that are
     their own transaction (a MariaDB compound statement that starts one
-    and commits or rolls it back itself): no COMMIT round trip after
-    them. It joins no transaction in progress; see ``in_transaction``.
-    Its errors are translated as ``writer``'s."""
+    and commits or rolls it back itself, a PostgreSQL statement of CTEs
+    that raises to roll back): no COMMIT round trip after them. It joins
+    no transaction in progress; see ``in_transaction``. Its errors are
+    translated as ``writer``'s."""
     return get_autocommit_engine().connect()
 
 

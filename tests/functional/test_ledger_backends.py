@@ -82,28 +82,53 @@ def test_fractions_of_a_second_are_kept(db, ctx):
     assert QUOTAS.expire(ctx) == 1
 
 
-@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
+# A trigger on the one statement's last write that fails as a deadlock.
+_ABORTED = {
+    'mysql': [
+        "CREATE TRIGGER aborted BEFORE INSERT ON {table} FOR EACH ROW"
+        " SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213,"
+        " MESSAGE_TEXT = 'Deadlock found when trying to get lock'"],
+    'postgresql': [
+        "CREATE FUNCTION aborted() RETURNS trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40P01',"
+        " MESSAGE = 'deadlock detected'; END $$",
+        "CREATE TRIGGER aborted BEFORE INSERT ON {table} FOR EACH ROW"
+        " EXECUTE FUNCTION aborted()"],
+}
+_NOT_ABORTED = {
+    'mysql': ['DROP TRIGGER aborted'],
+    'postgresql': ['DROP TRIGGER aborted ON {table}', 'DROP FUNCTION aborted'],
+}
+
+
+def _in_transaction(conn):
+    """Whether the server holds a transaction open on ``conn``."""
+    if conn.dialect.name == 'postgresql':
+        return conn.exec_driver_sql('SELECT now() <> statement_timestamp()'
+                                    ).scalar()
+    return conn.exec_driver_sql('SELECT @@in_transaction').scalar() == 1
+
+
 @pytest.mark.parametrize('operation', ['reserve', 'commit'])
-def test_a_compound_statement_failing_late_leaves_nothing(backend, ctx,
-                                                          operation):
-    # On Galera another node's write may abort a compound statement after
-    # its first writes; a trigger's SIGNAL on its last write stands in for
-    # that. Its own transaction rolls back, the error is the deadlock that
-    # oslo.db translates (and cyquota retries), and its autocommit
-    # connection comes back to the pool with no transaction open.
+def test_a_one_statement_failing_late_leaves_nothing(backend, ctx,
+                                                     operation):
+    # On Galera another node's write may abort MariaDB's compound
+    # statement after its first writes; a trigger's error on the last
+    # write stands in for that (and on PostgreSQL for any error after the
+    # first CTEs wrote). The statement's own transaction rolls back, the
+    # error is the deadlock that oslo.db translates (and cyquota retries),
+    # and its autocommit connection comes back to the pool with no
+    # transaction open.
     QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 5)
     QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}))
     held = QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
-    last_write = {'reserve': 'reservations',
-                  'commit': 'consumer_usages'}[operation]
+    table = {'reserve': 'reservations', 'commit': 'consumer_usages'}[
+        operation]
     CONF.set_override('db_max_retries', 1, 'quota')
     engine = db_api.get_engine()
     with engine.begin() as conn:
-        conn.exec_driver_sql(
-            "CREATE TRIGGER aborted BEFORE INSERT ON %s FOR EACH ROW"
-            " SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213,"
-            " MESSAGE_TEXT = 'Deadlock found when trying to get lock'"
-            % last_write)
+        for statement in _ABORTED[backend]:
+            conn.exec_driver_sql(statement.format(table=table))
     try:
         with pytest.raises(db_exc.DBDeadlock):
             if operation == 'reserve':
@@ -112,27 +137,32 @@ def test_a_compound_statement_failing_late_leaves_nothing(backend, ctx,
                 QUOTAS.commit(ctx, 'p1', held)
     finally:
         with engine.begin() as conn:
-            conn.exec_driver_sql('DROP TRIGGER aborted')
+            for statement in _NOT_ABORTED[backend]:
+                conn.exec_driver_sql(statement.format(table=table))
     assert counts(ctx) == (1, 1)
     assert sorted(r['status'] for r in rows('reservations')) == [
         'committed', 'reserved']
     with db_api.autocommit_connection() as conn:
-        assert conn.exec_driver_sql('SELECT @@in_transaction').scalar() == 0
+        assert not _in_transaction(conn)
 
 
-@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
-def test_a_compound_statement_refuses_quietly(backend, ctx, caplog):
-    # Over quota, the one statement refuses (a SIGNAL, having rolled back)
-    # and the locked path says why: no error reaches the log on the way.
-    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 1)
+def test_a_one_statement_refuses_quietly(backend, ctx, caplog):
+    # Over quota, the one statement refuses (having written nothing, or
+    # rolled back what it wrote) and the locked path says why: no error
+    # reaches the log on the way.
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 2)
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'GPU', 0)
     held = QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
     caplog.set_level('WARNING')
     with pytest.raises(exception.OverQuota):
-        QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+        QUOTAS.reserve(ctx, 'p1', {'FPGA': 2})
+    with pytest.raises(exception.OverQuota):  # FPGA fits, then GPU not
+        QUOTAS.reserve(ctx, 'p1', {'FPGA': 1, 'GPU': 1})
     QUOTAS.commit(ctx, 'p1', held)
-    QUOTAS.commit(ctx, 'p1', held)  # committed already: the block refuses
-    assert caplog.records == []
+    QUOTAS.commit(ctx, 'p1', held)  # committed already: the statement
+    assert caplog.records == []     # refuses
     assert counts(ctx) == (1, 0)
+    assert counts(ctx, resource='GPU') == (0, 0)
 
 
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
@@ -148,11 +178,13 @@ def test_a_prepared_commit_finds_its_reservations_by_uuid(backend, ctx):
 
     def record(conn, cursor, statement, parameters, *args):
         sent.append((statement, parameters))
-    sa.event.listen(engine, 'before_cursor_execute', record)
+    # The one statement runs alone, on the autocommit engine.
+    alone = db_api.get_autocommit_engine()
+    sa.event.listen(alone, 'before_cursor_execute', record)
     try:
         QUOTAS.commit(ctx, 'p1', [held.pop()])
     finally:
-        sa.event.remove(engine, 'before_cursor_execute', record)
+        sa.event.remove(alone, 'before_cursor_execute', record)
     [(execute, parameters)] = [s for s in sent if s[0].startswith('EXECUTE')]
     with engine.connect() as conn:
         conn.exec_driver_sql("DELETE FROM pg_statistic WHERE starelid = "

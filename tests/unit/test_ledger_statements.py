@@ -2,10 +2,11 @@
 
 Speed is measured in ``benchmarks/``; these tests pin down what makes it:
 the common reserve and commit change each count with one conditional
-UPDATE and lock no usage row first (on PostgreSQL, the whole operation is
-one statement), a commit locks its reservations before any count (the
-lock order of cyquota.quota.ledger), and every refusal falls back to the
-locked path, which reads the rows to say why.
+UPDATE and lock no usage row first (on PostgreSQL and MariaDB, the whole
+operation is one statement, its own transaction), a commit locks its
+reservations before any count (the lock order of cyquota.quota.ledger),
+and every refusal falls back to the locked path, which reads the rows to
+say why.
 """
 
 import contextlib
@@ -70,7 +71,7 @@ def statements():
             seen.append(_shape(statement))
 
     engines = [db_api.get_engine()]
-    if one_statement.is_mariadb(engines[0].dialect):
+    if one_statement.has_them(engines[0].dialect):
         engines.append(db_api.get_autocommit_engine())
     for engine in engines:
         sa.event.listen(engine, 'before_cursor_execute', record)
@@ -123,8 +124,9 @@ _BLOCK_COMMIT = ('BEGIN UPDATE reservations, UPDATE quota_usages, '
 
 
 def _committing(resources=1):
-    """What a commit of one reserve runs: on MariaDB, one statement for
-    one resource, else that attempt, rolled back, and the steps."""
+    """What a commit of one reserve runs: one statement on PostgreSQL; on
+    MariaDB, one for one resource, else that attempt, which changed
+    nothing, and the steps."""
     if _one_statement() == 'WITH':
         return ['WITH UPDATE reservations, UPDATE quota_usages, '
                 'INSERT consumer_usages, UPDATE consumer_usages']

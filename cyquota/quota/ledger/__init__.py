@@ -2,7 +2,7 @@
 reservation rows, what consumers hold, and the locks that keep them right.
 
 One concept a module: ``statements`` (the SQL, built once),
-``one_statement`` (PostgreSQL's one-round-trip forms of them), ``usage``
+``one_statement`` (the one-round-trip forms of them), ``usage``
 (usage rows locked and written, drift events), ``consumers``, ``reserve``,
 ``settle`` (commit, rollback, expiry), ``release``, ``reads`` and
 ``upkeep`` (purge, and the locked corrections that repair applies) and
@@ -37,22 +37,25 @@ Locking discipline, the whole of the ledger's concurrency story:
   locks the rows with ``SELECT ... FOR UPDATE``, reads them, and says
   exactly why (a reserve rolls its attempt back first).
 * On PostgreSQL and MariaDB each of these common operations is one
-  statement and COMMIT (``one_statement``). On PostgreSQL a reserve
-  chains, resource by resource, the conditional UPDATE and the INSERT of
-  its reservation as data-modifying CTEs, each UPDATE waiting for the
-  previous INSERT; a commit or rollback ends the reservation rows
-  (``UPDATE ... RETURNING``), then moves the counts of the resources they
-  name, then (a commit) what their consumers hold, each CTE reading the
-  one before, so the lock order above holds inside the statement (but for
-  the usage rows of an end of several resources, which one UPDATE locks
-  in no set order: the rare deadlock of two such ends is retried).
-  MariaDB runs the same steps in one compound statement (``BEGIN NOT
-  ATOMIC``), one after the other in a transaction of its own (one round
-  trip, outside any transaction of the caller's), and ends that way only
-  reservations all still reserved and of one resource (a commit: of one
-  consumer; a rollback: holding no devices), locked by uuid first; any
-  other end rolls that attempt back and takes the steps. SQLite runs the
-  steps one statement each.
+  statement that is its own transaction, on an autocommit connection (one
+  round trip, outside any transaction of the caller's:
+  ``one_statement``). On PostgreSQL a reserve chains, resource by
+  resource, the conditional UPDATE and the INSERT of its reservation as
+  data-modifying CTEs, each UPDATE waiting for the previous INSERT; a
+  commit or rollback ends the reservation rows (``UPDATE ... RETURNING``),
+  then moves the counts of the resources they name, then (a commit) what
+  their consumers hold, each CTE reading the one before, so the lock
+  order above holds inside the statement (but for the usage rows of an
+  end of several resources, which one UPDATE locks in no set order: the
+  rare deadlock of two such ends is retried). Where its first step
+  changes nothing, nothing is written; where a later one does not hold,
+  it raises to roll back what it wrote. MariaDB runs the same steps in
+  one compound statement (``BEGIN NOT ATOMIC``), one after the other in
+  a transaction of its own, and ends that way only reservations all of
+  one resource (a commit: of one consumer), locked by uuid first. Neither
+  ends a reservation past its expiry, nor (a rollback) one holding
+  devices; whatever the one statement leaves, the steps decide, one
+  statement each, as on SQLite.
 * Every read that follows a lock sees all that was committed under it:
   PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
   to READ COMMITTED too (``db_api``).

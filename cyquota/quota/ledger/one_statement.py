@@ -1,16 +1,17 @@
 """The common reserve, commit and rollback as one statement each, prepared
-once per connection (``cyquota.db.prepared``): on PostgreSQL, data-modifying
-CTEs chain the conditional UPDATEs and INSERTs of ``statements``, one round
-trip and COMMIT; on MariaDB, a compound statement (``BEGIN NOT ATOMIC ...
-END``) runs them one after the other in a transaction of its own, which it
-commits or rolls back itself, so that on an autocommit connection
-(``db_api.autocommit_connection``) the operation is one round trip.
+once per connection (``cyquota.db.prepared``), each its own transaction on
+an autocommit connection (``db_api.autocommit_connection``): one round
+trip, no COMMIT after it. On PostgreSQL, data-modifying CTEs chain the
+conditional UPDATEs and INSERTs of ``statements``; on MariaDB, a compound
+statement (``BEGIN NOT ATOMIC ... END``) runs them one after the other in
+a transaction it commits or rolls back itself.
 
 Each statement only does what the multi-statement form does when every
-condition holds, and returns what it did; the caller leaves the rest to
-the locked path. CTEs that do not depend on one another run in no set
-order, so each step that must follow another reads that one's rows: the
-ledger's lock order holds inside a statement too.
+condition holds; where one does not, it changes nothing and the caller
+leaves the decision to the locked path (``run_alone``). CTEs that do not
+depend on one another run in no set order, so each step that must follow
+another reads that one's rows: the ledger's lock order holds inside a
+statement too.
 """
 
 import sqlalchemy as sa
@@ -45,25 +46,40 @@ def _per_resource(statement, index):
 
 def reserve(dialect, limit, count, request_id):
     """The one-statement reserve of ``count`` resources for ``dialect``
-    (``reserve_ctes`` or ``reserve_block``, prepared), or None where there
-    is none. PostgreSQL's returns one row, whose one value is 1 if it
-    reserved all, else 0 (and the transaction must roll back); MariaDB's
-    refuses (``db_api.Refused``) instead, having written nothing."""
-    if dialect.name == 'postgresql':
-        return prepared.Prepared.of(reserve_ctes(limit, count, request_id),
-                                    dialect)
+    (``reserve_ctes`` or ``reserve_block``, prepared), for ``run_alone``.
+    """
     if is_mariadb(dialect):
         return reserve_block(dialect, limit, count, request_id)
-    return None
+    return prepared.Prepared.of(reserve_ctes(limit, count, request_id),
+                                dialect)
 
 
 def runs_alone(context):
-    """Whether MariaDB's compound statements serve ``context``: cyquota is
-    on MariaDB through PyMySQL, and no transaction is in progress on
-    ``context`` (which their own would commit). They run on
-    ``db_api.autocommit_connection``."""
-    return (is_mariadb(db_api.get_engine().dialect)
+    """Whether the one statements serve ``context``: cyquota is on a
+    server that has them (``has_them``), and no transaction is in
+    progress on ``context`` (which theirs would not join)."""
+    return (has_them(db_api.get_engine().dialect)
             and not db_api.in_transaction(context))
+
+
+def has_them(dialect):
+    """Whether ``dialect`` has the one statements: PostgreSQL's, or
+    MariaDB's through PyMySQL (``is_mariadb``)."""
+    return dialect.name == 'postgresql' or is_mariadb(dialect)
+
+
+def run_alone(statement, params):
+    """Run the one statement ``statement`` with ``params`` as a
+    transaction of its own; returns whether it did all it was for. If
+    not, it changed nothing: having written nothing (PostgreSQL's says
+    0), or by an error that undid what it wrote (``db_api.REFUSAL``)."""
+    try:
+        with db_api.autocommit_connection() as conn:
+            result = statement.run(conn, params)
+            # MariaDB's sends no rows: it refuses, or it did everything.
+            return not result.returns_rows or result.scalar_one() == 1
+    except db_api.Refused:
+        return False
 
 
 def is_mariadb(dialect):
@@ -91,14 +107,25 @@ def _own_transaction(declarations, body, commit_if):
         'COMMIT;', 'END'])
 
 
+def _verdict(done, untouched):
+    """What a PostgreSQL one statement returns: 1 where it did everything
+    (``done``), 0 where it wrote nothing (``untouched``); otherwise the
+    error that rolls back what it wrote, ``db_api.REFUSAL``. (The server
+    logs that error: only drift and a batch found part-way done come to
+    it, the common refusals write nothing.)"""
+    return sa.case((done, 1), (untouched, 0),
+                   else_=sa.func.cyquota_refuse(db_api.REFUSAL))
+
+
 def reserve_ctes(limit, count, request_id):
     """A reserve of ``count`` resources as one SELECT of its CTEs: for
     each resource in turn, the conditional UPDATE of ``reserve_if_fits``
-    and the INSERT of its reservation. It returns 1 only if every
-    resource fit (each UPDATE needs the previous INSERT's row, which also
-    keeps the usage rows locked in the caller's order) and, with
-    ``request_id``, no reserve used it before; else 0."""
-    held = None
+    and the INSERT of its reservation (each UPDATE needs the previous
+    INSERT's row, which also keeps the usage rows locked in the caller's
+    order). Its verdict (``_verdict``) is done if every resource fit
+    and, with ``request_id``, no reserve used it before; untouched if the
+    first did not."""
+    held = first = None
     for index in range(count):
         counted = sql.reserve_if_fits(limit)
         if request_id:
@@ -111,11 +138,14 @@ def reserve_ctes(limit, count, request_id):
             counted.returning(sql.USAGES.c.id, sql.USAGES.c.project_id,
                               sql.USAGES.c.resource), index
         ).cte('counted_%d' % index)
+        first = first if first is not None else counted
         held = _per_resource(
             sql.reservation_of_usage(counted)
             .returning(sql.RESERVATIONS.c.uuid), index
         ).cte('held_%d' % index)
-    return sa.select(sa.func.count()).select_from(held)
+    return sa.select(_verdict(
+        sa.exists(sa.select(held.c.uuid)),
+        ~sa.exists(sa.select(first.c.id))))
 
 
 def reserve_block(dialect, limit, count, request_id):
@@ -231,18 +261,22 @@ def end_block(target, count, dialect):
 def end(target, count, dialect):
     """PostgreSQL's end (``target``: committed or rolled back) of ``count``
     reservations as one statement, prepared: ``end_reservations`` of the
-    uuids ``_uuid_<i>``, then per resource the counts as ``END_RESERVED``
-    moves them and, for a commit, what each consumer holds as
-    ``consumers.add`` changes it. Its rows are the ended reservations,
-    each with ``counted`` (its counts moved) and ``held`` (its consumer's
-    row changed).
+    uuids ``_uuid_<i>`` (for a rollback, of those holding no devices,
+    which the step-by-step end gives back), then per resource the counts
+    as ``END_RESERVED`` moves them and, for a commit, what each consumer
+    holds as ``consumers.add`` changes it. Its verdict (``_verdict``) is
+    done if it ended every reservation and moved every count, untouched
+    if it ended none.
 
     One text per count: a plan made once for an array of uuids of unknown
     length may scan the table rather than look each uuid up."""
-    ended = sql.end_reservations(sql.RESERVATIONS.c.uuid.in_([
-        sa.bindparam(bind_name('_uuid', index), type_=sa.String)
-        for index in range(count)])).cte('ended')
     commit = target == models.COMMITTED
+    chosen = sql.RESERVATIONS.c.uuid.in_([
+        sa.bindparam(bind_name('_uuid', index), type_=sa.String)
+        for index in range(count)])
+    if not commit:
+        chosen = sa.and_(chosen, ~sql.RESERVATIONS.c.devices)
+    ended = sql.end_reservations(chosen).cte('ended')
     taken = sa.case((ended.c.delta < 0, ended.c.delta), else_=0)
     groups = (
         sa.select(ended.c.resource,
@@ -262,32 +296,33 @@ def end(target, count, dialect):
         where.append(usages.c.used + groups.c.taken >= 0)
     counted = (usages.update().where(*where).values(**counts)
                .returning(usages.c.resource).cte('counted'))
-    consumer_id = sa.func.coalesce(ended.c.consumer_id, '')
-    joins = ended.outerjoin(counted, counted.c.resource == ended.c.resource)
-    columns = [*ended.c, counted.c.resource.is_not(None).label('counted')]
+    # Every resource's counts moved and, for a commit, every consumer's.
+    moved = [~sa.exists(sa.select(groups.c.resource).where(
+        groups.c.resource.not_in(sa.select(counted.c.resource))))]
     if commit:
-        changed = _add_to_consumers(ended, consumer_id, taken, counted)
-        joins = joins.outerjoin(changed, sa.and_(
-            changed.c.resource == ended.c.resource,
-            changed.c.consumer_id == consumer_id))
-        columns.append(changed.c.resource.is_not(None).label('held'))
-    else:
-        columns.append(sa.false().label('held'))
-    return prepared.Prepared.of(sa.select(*columns).select_from(joins),
-                                dialect)
+        holders, changed = _add_to_consumers(ended, taken, counted)
+        moved.append(sa.select(sa.func.count()).select_from(changed)
+                     .scalar_subquery()
+                     == sa.select(sa.func.count()).select_from(holders)
+                     .scalar_subquery())
+    ended_count = sa.select(sa.func.count()).select_from(ended)
+    return prepared.Prepared.of(sa.select(_verdict(
+        sa.and_(ended_count.scalar_subquery() == count, *moved),
+        ~sa.exists(sa.select(ended.c.id)))), dialect)
 
 
 def _sum(value):
     return sa.cast(sa.func.sum(value), sa.BigInteger)
 
 
-def _add_to_consumers(ended, consumer_id, taken, counted):
-    """The CTE adding a commit's deltas to what consumers hold, of the
+def _add_to_consumers(ended, taken, counted):
+    """The CTEs adding a commit's deltas to what consumers hold, of the
     resources whose counts moved (``counted``: under their usage rows'
     locks): an upsert where all are positive, a conditional UPDATE that
-    takes nothing below zero otherwise. Returns (resource, consumer_id)
-    of the rows it changed."""
+    takes nothing below zero otherwise. Returns the (resource, consumer)
+    pairs to change and the rows changed."""
     consumers = sql.CONSUMERS
+    consumer_id = sa.func.coalesce(ended.c.consumer_id, '')
     holders = (
         sa.select(ended.c.resource, consumer_id.label('consumer_id'),
                   _sum(ended.c.delta).label('total'),
@@ -304,7 +339,7 @@ def _add_to_consumers(ended, consumer_id, taken, counted):
         index_elements=['project_id', 'resource', 'consumer_id'],
         set_=dict(used=consumers.c.used + upsert.excluded.used,
                   updated_at=upsert.excluded.created_at),
-    ).returning(consumers.c.resource, consumers.c.consumer_id).cte('added')
+    ).returning(consumers.c.resource).cte('added')
     taken_off = (
         consumers.update()
         .where(consumers.c.project_id == sa.bindparam('_project_id'),
@@ -314,9 +349,8 @@ def _add_to_consumers(ended, consumer_id, taken, counted):
                consumers.c.used + holders.c.taken >= 0)
         .values(used=consumers.c.used + holders.c.total,
                 updated_at=sa.bindparam('_now'))
-        .returning(consumers.c.resource, consumers.c.consumer_id)
+        .returning(consumers.c.resource)
         .cte('taken_off'))
-    return sa.union_all(sa.select(added.c.resource, added.c.consumer_id),
-                        sa.select(taken_off.c.resource,
-                                  taken_off.c.consumer_id)
-                        ).subquery('changed')
+    return holders, sa.union_all(
+        sa.select(added.c.resource), sa.select(taken_off.c.resource)
+    ).subquery('changed')

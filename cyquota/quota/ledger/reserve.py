@@ -47,7 +47,7 @@ class Reserve:
         self._limit = sa.bindparam('_limit') if limit is None else limit
         self._statement = sql.reserve_if_fits(self._limit)
         #: The one-statement reserves (``one_statement.reserve``), by
-        #: (dialect, resources, request id).
+        #: (resources, request id).
         self._one_statements = {}
 
     @db_api.retry_on_conflict
@@ -69,7 +69,7 @@ class Reserve:
                      consumer_id):
         """The conditional UPDATE and the INSERT of each resource, reading
         no row but, with a ``request_id``, whether it was used before: on
-        PostgreSQL all in one statement, on MariaDB too (outside another
+        PostgreSQL and MariaDB all in one statement (outside another
         transaction: it is its own), else one statement each.
         None, with nothing written, when the locked path must decide."""
         params = dict(_project_id=project_id, _request_id=request_id,
@@ -88,40 +88,29 @@ class Reserve:
                      _limit=limits.get(resource),
                      _uuid=uuidutils.generate_uuid())
                 for resource, delta in deltas.items()]
-        alone = one_statement.runs_alone(context)
         try:
-            with (db_api.autocommit_connection() if alone
-                  else db_api.writer_connection(context)) as conn:
-                one = None
-                if alone or conn.dialect.name == 'postgresql':
-                    one = self._one_statement(conn.dialect, len(rows),
-                                              request_id is not None)
-                if one is None:
+            if one_statement.runs_alone(context):
+                for index, row in enumerate(rows):
+                    params.update(
+                        (one_statement.bind_name(name, index), value)
+                        for name, value in row.items())
+                if not one_statement.run_alone(self._one_statement(
+                        len(rows), request_id is not None), params):
+                    return None
+            else:
+                with db_api.writer_connection(context) as conn:
                     self._statement_by_statement(conn, params, rows)
-                else:
-                    self._in_one_statement(conn, one, params, rows)
-        except (_Undecided, db_api.Refused, db_exc.DBDuplicateEntry):
+        except (_Undecided, db_exc.DBDuplicateEntry):
             return None
         return [row['_uuid'] for row in rows]
 
-    def _one_statement(self, dialect, count, request_id):
-        key = (dialect.name, count, request_id)
+    def _one_statement(self, count, request_id):
+        key = (count, request_id)
         if key not in self._one_statements:
             self._one_statements[key] = one_statement.reserve(
-                dialect, self._limit, count, request_id)
+                db_api.get_autocommit_engine().dialect, self._limit, count,
+                request_id)
         return self._one_statements[key]
-
-    @staticmethod
-    def _in_one_statement(conn, statement, params, rows):
-        for index, row in enumerate(rows):
-            params.update((one_statement.bind_name(name, index), value)
-                          for name, value in row.items())
-        if conn.dialect.name != 'postgresql':
-            statement.run(conn, params)  # or refuses
-            return
-        [(fits,)] = statement.rows(conn, params)
-        if not fits:
-            raise _Undecided()
 
     def _statement_by_statement(self, conn, params, rows):
         for row in rows:

@@ -5,11 +5,12 @@ row is locked, so each reservation ends exactly once. Ending locks the
 reservation rows first (the ledger's lock order), then applies the end to
 the counts: for a batch of one resource with one relative UPDATE that
 takes nothing below zero; otherwise (drift, a model whose rule spans more
-than the project's rows) with the rows locked and read. On PostgreSQL the
-common commit or rollback, counts and consumers too, is one statement
-(``one_statement``); on MariaDB too, a transaction of its own, when the
-reservations are all still reserved and of one resource (and, for a
-commit, one consumer; for a rollback, none holding devices).
+than the project's rows) with the rows locked and read. On PostgreSQL and
+MariaDB the common commit or rollback, counts and consumers too, is one
+statement, a transaction of its own (``one_statement``), when the
+reservations are all still reserved (for a rollback, none holding
+devices; on MariaDB, all of one resource and, for a commit, one
+consumer).
 
 A reservation is expired from its ``expire`` time on, whether or not the
 periodic sweep has run: a commit of one that is due ends it as expired
@@ -55,11 +56,9 @@ class Settle:
     def __init__(self, model, devices):
         self.model = model
         self.devices = devices
-        #: PostgreSQL's one-statement ends, by (target status, number of
+        #: The one-statement ends, by (target status, number of
         #: reservations).
         self._one_statements = {}
-        #: MariaDB's, by (target status, number of reservations).
-        self._blocks = {}
 
     def commit(self, context, project_id, uuids):
         """Move reserved counts to used; returns the uuids this call
@@ -110,35 +109,31 @@ class Settle:
         """End ``uuids`` as ``target``; returns those this call ended (not
         those a call before it had)."""
         if (self.model.decides_by_own_row
-                and one_statement.runs_alone(context)):
-            ended = self._end_in_block(project_id, uuids, target)
-            if ended is not None:
-                return ended
+                and one_statement.runs_alone(context)
+                and self._end_alone(project_id, uuids, target)):
+            return uuids
         ended = self._end_step_by_step(context, project_id, uuids, target)
         return [row.uuid for row in ended]
 
     @db_api.retry_on_conflict
-    def _end_in_block(self, project_id, uuids, target):
-        """MariaDB's common end as one compound statement, its own
-        transaction (``one_statement.end_block``): ``uuids``, all ended,
-        or None, with nothing written, when the step-by-step end must
-        decide."""
+    def _end_alone(self, project_id, uuids, target):
+        """The common end as one statement, a transaction of its own
+        (``one_statement``); whether it ended ``uuids``, else nothing was
+        written and the step-by-step end decides."""
         key = (target, len(uuids))
+        if key not in self._one_statements:
+            dialect = db_api.get_autocommit_engine().dialect
+            self._one_statements[key] = (
+                one_statement.end_block(*key, dialect)
+                if one_statement.is_mariadb(dialect)
+                else one_statement.end(*key, dialect))
         now = models.utcnow()
         params = dict(_project_id=project_id, _status=target, _now=now,
                       _due_before=now if target == models.COMMITTED
                       else _EVER)
         params.update((one_statement.bind_name('_uuid', index), uuid)
                       for index, uuid in enumerate(uuids))
-        try:
-            with db_api.autocommit_connection() as conn:
-                if key not in self._blocks:
-                    self._blocks[key] = one_statement.end_block(
-                        *key, conn.dialect)
-                self._blocks[key].run(conn, params)
-        except db_api.Refused:
-            return None
-        return uuids
+        return one_statement.run_alone(self._one_statements[key], params)
 
     @db_api.retry_on_conflict
     def _end_step_by_step(self, context, project_id, uuids, target):
@@ -152,28 +147,17 @@ class Settle:
 
     def _end_reservations(self, conn, project_id, uuids, target):
         """Lock the reservations and set those still reserved to
-        ``target``; returns those, in creation order (on PostgreSQL under
-        a model that decides by the project's own rows, with their counts
-        and consumers moved by the same statement where they could be:
-        ``counted`` and ``held``). Not found, already ended the other way,
-        or (for a commit) due raise, and the transaction rolls back."""
+        ``target``; returns those, in creation order. Not found, already
+        ended the other way, or (for a commit) due raise, and the
+        transaction rolls back."""
         params = dict(_project_id=project_id, _uuids=list(uuids))
         now = models.utcnow()
         due_before = now if target == models.COMMITTED else _EVER
         if conn.dialect.update_returning:
-            params_end = dict(params, _status=target, _now=now,
-                              _due_before=due_before)
-            if (conn.dialect.name == 'postgresql'
-                    and self.model.decides_by_own_row):
-                params_end.update(
-                    (one_statement.bind_name('_uuid', index), uuid)
-                    for index, uuid in enumerate(uuids))
-                rows = self._one_statement(conn.dialect, target,
-                                           len(uuids)).rows(conn, params_end)
-            else:
-                rows = conn.execute(sql.END_RESERVATIONS_RETURNING,
-                                    params_end).all()
-            pending = sorted(rows, key=lambda row: row.id)
+            pending = conn.execute(sql.END_RESERVATIONS_RETURNING, dict(
+                params, _status=target, _now=now,
+                _due_before=due_before)).all()
+            pending.sort(key=lambda row: row.id)
             ended = {row.uuid for row in pending}
             others = []
             if len(ended) < len(uuids):
@@ -207,25 +191,15 @@ class Settle:
             raise _Due(due)
         return pending
 
-    def _one_statement(self, dialect, target, count):
-        key = (target, count)
-        if key not in self._one_statements:
-            self._one_statements[key] = one_statement.end(target, count,
-                                                          dialect)
-        return self._one_statements[key]
-
     def _apply_ends(self, context, conn, project_id, rows, target):
         """Apply the end (``target``) of reservation rows, already set to
-        it, to the counts and, for a commit, to what consumers hold; rows
-        ``counted`` or ``held`` by the statement that ended them are
-        done."""
+        it, to the counts and, for a commit, to what consumers hold."""
         if not self.model.decides_by_own_row:
             self._apply_ends_locked(context, conn, project_id, rows, target)
         else:
             by_resource = {}
             for row in rows:
-                if not _done(row, 'counted'):
-                    by_resource.setdefault(row.resource, []).append(row)
+                by_resource.setdefault(row.resource, []).append(row)
             now = models.utcnow()
             commit = target == models.COMMITTED
             for resource, group in sorted(by_resource.items()):
@@ -241,9 +215,8 @@ class Settle:
                                             group, target)
         if target == models.COMMITTED:
             for row in rows:
-                if not _done(row, 'held'):
-                    consumers.add(conn, project_id, row.resource,
-                                  row.consumer_id, row.delta)
+                consumers.add(conn, project_id, row.resource,
+                              row.consumer_id, row.delta)
 
     def _apply_ends_locked(self, context, conn, project_id, rows, target):
         """``_apply_ends``' counts with the model's rows and the usage rows
@@ -282,11 +255,6 @@ class Settle:
         for consumer_id in sorted({r.consumer_id for r in rows
                                    if r.devices}):
             self.devices.free(context, consumer_id)
-
-
-def _done(row, step):
-    # Only PostgreSQL's one-statement end tells what it did besides.
-    return row._mapping.get(step, False)
 
 
 def _already_done(status, target):
