@@ -7,6 +7,7 @@ import os
 import platform
 import sys
 import time
+import timeit
 
 
 class Progress:
@@ -65,12 +66,23 @@ def _memory_gib():
 
 
 def describe_machine():
-    """What the numbers were measured on: CPU, memory, load, software."""
+    """What the numbers were measured on: CPU, memory, load, software, and
+    how fast the CPU runs Python at that moment (``_python_speed``)."""
     return {'cpu': _cpu_model(), 'cpus': os.cpu_count(),
             'memory_gib': _memory_gib(),
             'load_average': [round(x, 2) for x in os.getloadavg()],
+            'python_speed_us': _python_speed(),
             'python': platform.python_version(),
             'platform': platform.platform()}
+
+
+def _python_speed():
+    """Microseconds of a fixed pure-Python loop, best of five. A shared
+    machine's speed varies from day to day, and the layers above the
+    driver (Python) slow down more than the servers' round trips: this
+    tells two reports' machines apart."""
+    loop = 'd = {}\nfor i in range(1000):\n    d[i % 7] = d.get(i % 7, 0) + i'
+    return round(min(timeit.repeat(loop, number=20, repeat=5)) / 20 * 1e6)
 
 
 def write_json(path, document):
@@ -117,6 +129,10 @@ def write_markdown(path, document, sections):
         '* load average (1, 5, 15 min) at the start: %s; at the end: %s' % (
             ', '.join(map(str, machine['load_average'])),
             ', '.join(map(str, document['machine_after']['load_average']))),
+        '* a fixed pure-Python loop (`report._python_speed`, lower is '
+        'faster): %s µs at the start, %s µs at the end' % (
+            machine['python_speed_us'],
+            document['machine_after']['python_speed_us']),
         '* Python %s on %s' % (machine['python'], machine['platform']),
         '* options: `%s`' % ' '.join(options['argv']) if options['argv']
         else '* options: none (every benchmark, every database)', '']
