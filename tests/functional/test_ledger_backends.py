@@ -165,6 +165,25 @@ def test_a_one_statement_refuses_quietly(backend, ctx, caplog):
     assert counts(ctx, resource='GPU') == (0, 0)
 
 
+def test_a_one_statement_undoes_what_it_wrote_when_a_later_step_fails(
+        backend, ctx):
+    # Drift: the usage row holds less reserved than the reservation. The
+    # one statement ends the reservation, then cannot move the counts: it
+    # must undo the end (else the steps would find it committed and move
+    # nothing), and the steps commit it, recording the drift.
+    uuids = QUOTAS.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm')
+    with db_api.get_engine().begin() as conn:
+        conn.exec_driver_sql("UPDATE quota_usages SET reserved = 1"
+                             " WHERE project_id = 'p1'")
+    assert QUOTAS.commit(ctx, 'p1', uuids) is None
+    assert counts(ctx) == (2, 0)
+    assert rows('reservations', uuid=uuids[0])[0]['status'] == 'committed'
+    assert [(d['kind'], d['requested'], d['applied'])
+            for d in rows('drift_events')] == [('reserved_below_zero', 2, 1)]
+    assert [(c['consumer_id'], c['used'])
+            for c in rows('consumer_usages')] == [('vm', 2)]
+
+
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
 def test_a_prepared_commit_finds_its_reservations_by_uuid(backend, ctx):
     # The plan PostgreSQL keeps for a prepared statement is made for any

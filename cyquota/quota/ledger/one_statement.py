@@ -111,8 +111,8 @@ def _verdict(done, untouched):
     """What a PostgreSQL one statement returns: 1 where it did everything
     (``done``), 0 where it wrote nothing (``untouched``); otherwise the
     error that rolls back what it wrote, ``db_api.REFUSAL``. (The server
-    logs that error: only drift and a batch found part-way done come to
-    it, the common refusals write nothing.)"""
+    logs that error: only drift, a batch found part-way done and a lost
+    race come to it; the common refusals write nothing.)"""
     return sa.case((done, 1), (untouched, 0),
                    else_=sa.func.cyquota_refuse(db_api.REFUSAL))
 
@@ -124,10 +124,20 @@ def reserve_ctes(limit, count, request_id):
     INSERT's row, which also keeps the usage rows locked in the caller's
     order). Its verdict (``_verdict``) is done if every resource fit
     and, with ``request_id``, no reserve used it before; untouched if the
-    first did not."""
+    first did not. The first UPDATE also needs every other resource to
+    fit as the statement's snapshot saw it, so that a refusal writes
+    nothing (and raises no error) unless another transaction changed a
+    later row meanwhile."""
     held = first = None
+    others_fit = [
+        # Not correlated with the UPDATE's row: any row of the table.
+        _per_resource(sa.exists().where(*sql.THE_USAGE, sql.fits(limit))
+                      .correlate(None), index)
+        for index in range(1, count)]
     for index in range(count):
         counted = sql.reserve_if_fits(limit)
+        if index == 0:
+            counted = counted.where(*others_fit)
         if request_id:
             counted = counted.where(~sa.exists().where(
                 sql.RESERVATIONS.c.project_id == sa.bindparam('_project_id'),

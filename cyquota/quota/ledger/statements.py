@@ -148,20 +148,26 @@ ADD_TO_CONSUMER = (
             updated_at=sa.bindparam('_now')))
 
 
-def reserve_if_fits(limit):
-    """The UPDATE taking ``_delta`` on a usage row only if it fits: a
-    positive one is added to reserved if the total, with what leases are
-    promised, stays within ``limit`` (an SQL expression; below zero:
-    unlimited) and the largest count; a negative one (a detach) changes no
-    count but needs as much used."""
+def fits(limit):
+    """Whether ``_delta`` fits the usage row: a positive one if the total,
+    with what leases are promised, stays within ``limit`` (an SQL
+    expression; below zero: unlimited) and the largest count; a negative
+    one (a detach) if ``used`` covers it."""
     delta = sa.cast(sa.bindparam('_delta'), sa.BigInteger)
     total = USAGES.c.used + USAGES.c.reserved + delta
-    fits = sa.or_(
+    return sa.or_(
         sa.and_(delta > 0, total <= models.MAX_COUNT,
                 sa.or_(limit < 0, total + USAGES.c.promised <= limit)),
         sa.and_(delta < 0, USAGES.c.used + delta >= 0))
+
+
+def reserve_if_fits(limit):
+    """The UPDATE taking ``_delta`` on a usage row only if it ``fits``
+    ``limit``: a positive one is added to reserved; a negative one
+    changes no count."""
+    delta = sa.cast(sa.bindparam('_delta'), sa.BigInteger)
     return (USAGES.update()
-            .where(*THE_USAGE, fits)
+            .where(*THE_USAGE, fits(limit))
             .values(reserved=USAGES.c.reserved
                     + sa.case((delta > 0, delta), else_=0),
                     updated_at=sa.bindparam('_now')))
