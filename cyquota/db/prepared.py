@@ -87,10 +87,6 @@ class Prepared:
         return conn.exec_driver_sql(
             self._execute, {bind: params[bind] for bind in self._binds})
 
-    def rows(self, conn, params):
-        """``run`` the statement; returns its rows."""
-        return self.run(conn, params).all()
-
 
 def text(name):
     """The statement this process prepared as ``name``."""

@@ -1,5 +1,7 @@
 """Device selection on the real PostgreSQL and MariaDB: seed 003's table,
-the lease-pool rule and aggregate metadata behave as on SQLite."""
+the lease-pool rule and aggregate metadata behave as on SQLite, and a
+reserve's devices are freed when it does not commit (the one-statement
+rollback leaves such reservations to the steps, which free them)."""
 
 import uuid
 
@@ -12,6 +14,10 @@ from cyquota.placement import aggregates
 from cyquota.placement import candidates
 from cyquota.placement import request
 from tests.unit.placement import conftest
+from tests.unit.placement.test_ledger_devices import (  # noqa: F401
+    devices,  # noqa: H301 (a fixture and a test, run here on each server)
+    test_a_reserve_that_does_not_commit_frees_its_devices,
+)
 
 ALL = {'cn1', 'numa1_1', 'numa1_2', 'cn2', 'numa2_1', 'numa2_2', 'ss1',
        'ss2'}
@@ -29,6 +35,13 @@ def _chosen(tree, params):
     result = candidates.search(tree.ctx, request.from_params(params))
     return {tree.name_of(rp) for areq in result['allocation_requests']
             for rp in areq['allocations']}
+
+
+@pytest.fixture
+def tree(backend, ctx):
+    """An empty provider tree on the server (for the device tests run
+    here)."""
+    return conftest.Tree(ctx)
 
 
 @pytest.fixture

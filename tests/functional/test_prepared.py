@@ -63,12 +63,12 @@ def test_prepared_once_per_connection_then_executed(usages):
                                      db_api.get_engine().dialect)
     with db_api.get_engine().connect() as conn:
         sent = _sent(conn)
-        assert statement.rows(conn, dict(threshold=0)) == [(2,)]
-        assert statement.rows(conn, dict(threshold=5)) == []
+        assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
+        assert statement.run(conn, dict(threshold=5)).all() == []
         assert sent == ['PREPARE', 'EXECUTE', 'EXECUTE']
         assert _prepared_on_server(conn, statement) == 1
         conn.rollback()  # a prepared statement outlives the transaction
-        assert statement.rows(conn, dict(threshold=1)) == [(2,)]
+        assert statement.run(conn, dict(threshold=1)).all() == [(2,)]
         assert sent[-1:] == ['EXECUTE']
 
 
@@ -76,12 +76,12 @@ def test_a_new_connection_prepares_again(usages):
     statement = prepared.Prepared.of(_used_over(0),
                                      db_api.get_engine().dialect)
     with db_api.get_engine().connect() as conn:
-        statement.rows(conn, dict(threshold=0))
+        statement.run(conn, dict(threshold=0)).all()
         conn.invalidate()  # as after a lost connection
         conn.rollback()
         sent = _sent(conn)
         assert _prepared_on_server(conn, statement) == 0
-        assert statement.rows(conn, dict(threshold=0)) == [(2,)]
+        assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
         assert sent[-2:] == ['PREPARE', 'EXECUTE']
 
 
@@ -95,5 +95,5 @@ def test_each_statement_its_own_name(usages):
     assert other.name != same.name
     assert prepared.text(same.name) != prepared.text(other.name)
     with db_api.get_engine().connect() as conn:
-        assert same.rows(conn, dict(threshold=0)) == [(2,)]
-        assert other.rows(conn, dict(resource='FPGA')) == [(1,)]
+        assert same.run(conn, dict(threshold=0)).all() == [(2,)]
+        assert other.run(conn, dict(resource='FPGA')).all() == [(1,)]

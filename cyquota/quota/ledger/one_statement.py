@@ -54,6 +54,15 @@ def reserve(dialect, limit, count, request_id):
                                 dialect)
 
 
+def end(target, count, dialect):
+    """The one-statement end (``target``: committed or rolled back) of
+    ``count`` reservations for ``dialect`` (``end_ctes`` or
+    ``end_block``), for ``run_alone``."""
+    if is_mariadb(dialect):
+        return end_block(target, count, dialect)
+    return end_ctes(target, count, dialect)
+
+
 def runs_alone(context):
     """Whether the one statements serve ``context``: cyquota is on a
     server that has them (``has_them``), and no transaction is in
@@ -268,7 +277,7 @@ def end_block(target, count, dialect):
         dialect)
 
 
-def end(target, count, dialect):
+def end_ctes(target, count, dialect):
     """PostgreSQL's end (``target``: committed or rolled back) of ``count``
     reservations as one statement, prepared: ``end_reservations`` of the
     uuids ``_uuid_<i>`` (for a rollback, of those holding no devices,

@@ -122,11 +122,8 @@ class Settle:
         written and the step-by-step end decides."""
         key = (target, len(uuids))
         if key not in self._one_statements:
-            dialect = db_api.get_autocommit_engine().dialect
-            self._one_statements[key] = (
-                one_statement.end_block(*key, dialect)
-                if one_statement.is_mariadb(dialect)
-                else one_statement.end(*key, dialect))
+            self._one_statements[key] = one_statement.end(
+                *key, db_api.get_autocommit_engine().dialect)
         now = models.utcnow()
         params = dict(_project_id=project_id, _status=target, _now=now,
                       _due_before=now if target == models.COMMITTED
