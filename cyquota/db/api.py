@@ -371,6 +371,20 @@ def reader_connection(context):
     return context_manager().reader.connection.using(context)
 
 
+def one_read_connection(context):
+    """A connection for a read that is one statement. On PostgreSQL and
+    MariaDB, where no transaction is in progress on ``context`` and reads
+    have no replica of their own (``[database] slave_connection``), it is
+    an ``autocommit_connection``: one statement sees one snapshot by
+    itself, and it is spared the round trips of a transaction (PostgreSQL's
+    driver sends BEGIN before it, and both end it with ROLLBACK).
+    Otherwise it is ``reader_connection(context)``."""
+    if (get_engine().dialect.name == 'sqlite' or in_transaction(context)
+            or CONF.database.slave_connection):
+        return reader_connection(context)
+    return autocommit_connection()
+
+
 def _retry_on(exc):
     # A lost race to insert the first row of a pair: the retry finds it.
     return isinstance(exc, db_exc.DBDuplicateEntry)

@@ -24,6 +24,7 @@ from tests.unit import test_engine
 from tests.unit.test_ledger_statements import (  # noqa: F401 (and here)
     test_a_detach_takes_the_same_path,  # noqa: H301
     test_a_refused_update_falls_back_to_the_locked_path,
+    test_a_usage_document_is_a_transaction_of_its_own,
     test_a_usage_document_is_one_query,
     test_every_resource_of_a_reserve_in_the_same_statement,
     test_reserve_and_commit_change_counts_without_reading_them,

@@ -266,6 +266,45 @@ def test_a_usage_document_is_one_query(db, ctx):
     assert document['resources']['FPGA']['used'] == 1
 
 
+def test_a_usage_document_is_a_transaction_of_its_own(db, ctx):
+    """On a server the one query runs on an autocommit connection, with no
+    BEGIN before it and no ROLLBACK after it; SQLite's runs in a read
+    transaction. Inside a caller's transaction it joins that one, and sees
+    what it wrote."""
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}))
+    engine = db_api.get_engine()
+    on_server = engine.dialect.name != 'sqlite'
+    ran_on = []
+
+    def record(name):
+        def listener(conn, cursor, statement, *args):
+            if not _CONTROL.match(statement):
+                ran_on.append(name)
+        return listener
+
+    engines = {'transaction': engine}
+    if on_server:
+        engines['autocommit'] = db_api.get_autocommit_engine()
+    listeners = [(e, record(name)) for name, e in engines.items()]
+    for listened, listener in listeners:
+        sa.event.listen(listened, 'before_cursor_execute', listener)
+    try:
+        document = QUOTAS.get_usage_document(ctx, 'p1')
+        alone = list(ran_on)
+        del ran_on[:]
+        with db_api.writer(ctx):
+            QUOTAS.reserve(ctx, 'p1', {'FPGA': 2})
+            joined = QUOTAS.get_usage_document(ctx, 'p1')
+            inside = [name for name in ran_on if name == 'autocommit']
+    finally:
+        for listened, listener in listeners:
+            sa.event.remove(listened, 'before_cursor_execute', listener)
+    assert alone == ['autocommit' if on_server else 'transaction']
+    assert document['resources']['FPGA']['used'] == 1
+    assert inside == []
+    assert joined['resources']['FPGA']['reserved'] == 2
+
+
 _LIMIT = st.one_of(st.none(), st.integers(-1, 6))
 _PROJECTS = itertools.count()
 

@@ -37,10 +37,11 @@ class Reads:
         if resources not in self._documents:
             self._documents[resources] = self._document(resources)
         statement = self._documents[resources]
-        with db_api.reader_connection(context) as conn:
-            if statement is None:
+        if statement is None:
+            with db_api.reader_connection(context):
                 return (self.project_usage(context, project_id, resources),
                         self.model.source.get_parent(context, project_id))
+        with db_api.one_read_connection(context) as conn:
             rows = {row.resource: row for row in conn.execute(statement, {
                 '_project_id': project_id,
                 '_default': self.model.source.unregistered_limit})}
