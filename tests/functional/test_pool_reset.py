@@ -86,3 +86,36 @@ def test_a_transaction_left_open_is_rolled_back_on_return(
     with db_api.reader_connection(ctx) as conn:
         assert conn.execute(sa.select(_LIMITS.c.default_limit)
                             ).scalar() == 2
+
+
+@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
+def test_connections_are_plain_from_the_start_where_the_server_has_no_tls(
+        backend):
+    """Once a connection has shown that the server offers no TLS, new ones
+    ask for none (``ssl_disabled``) and skip building a TLS context, which
+    PyMySQL's preferred TLS would build and then not use. Where the server
+    offers TLS, PyMySQL decides as before."""
+    engine = db_api.get_engine()
+    engine.dispose()
+    with engine.connect() as conn:
+        offered = conn.exec_driver_sql(
+            "SHOW GLOBAL VARIABLES LIKE 'have_ssl'").one()[1] == 'YES'
+    made = []
+    sa.event.listen(engine, 'do_connect',
+                    lambda dialect, record, cargs, cparams:
+                    made.append(dict(cparams)))
+    try:
+        raw = engine.raw_connection()
+        raw.invalidate()  # a new connection, not the pooled one
+        raw.close()
+        raw = engine.raw_connection()
+        plain = raw.driver_connection.ssl is False
+        raw.close()
+    finally:
+        engine.dispose()
+    assert made
+    if offered:  # PyMySQL decides, as without cyquota
+        assert not any(cparams.get('ssl_disabled') for cparams in made)
+    else:
+        assert plain
+        assert all(cparams.get('ssl_disabled') for cparams in made)
