@@ -2,298 +2,32 @@
 
 Every ledger function runs in ``writer(context)`` / ``reader(context)``;
 nested calls on the same context join the outer transaction, so a limit
-source read inside a reserve costs no extra transaction.
+source read inside a reserve costs no extra transaction. How cyquota runs
+the engines themselves is ``engine_tuning``'s.
 """
 
 import contextlib
-import functools
-import logging
 import threading
 
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
-from oslo_db.sqlalchemy import exc_filters
-from pymysql.constants import CLIENT as pymysql_client
 from sqlalchemy import engine as sa_engine
-from sqlalchemy import event
-from sqlalchemy import exc as sa_exc
-from sqlalchemy import pool as sa_pool
-from sqlalchemy.pool import base as pool_base
 
 from cyquota.conf import CONF
-
-#: Seconds a SQLite writer waits for the write lock.
-SQLITE_BUSY_TIMEOUT = 60
+from cyquota.db import engine_tuning
 
 _LOCK = threading.Lock()
 _context_manager = None
 _autocommit_manager = None
 
 
-def _sqlite_begin_immediate(conn, cursor, statement, parameters, context,
-                            executemany):
-    # SQLite ignores FOR UPDATE; a writer must hold the database's write
-    # lock from its first statement instead, or two transactions that read
-    # the same counts both try to write and one fails "database is locked".
-    # oslo.db begins every transaction with a plain BEGIN: make it IMMEDIATE.
-    if statement == 'BEGIN':
-        statement = 'BEGIN IMMEDIATE'
-    return statement, parameters
-
-
-def _mysql_read_committed(dbapi_connection, connection_record):
-    # Every read that follows a row lock must see all that was committed
-    # under that lock, as in PostgreSQL's default READ COMMITTED. InnoDB's
-    # default REPEATABLE READ would serve later plain reads from a snapshot
-    # taken at the transaction's first read, possibly before the lock.
-    with dbapi_connection.cursor() as cursor:
-        cursor.execute('SET SESSION TRANSACTION ISOLATION LEVEL '
-                       'READ COMMITTED')
-
-
-def _galera_causal_reads(dbapi_connection, connection_record):
-    # A Galera node applies what other nodes committed a moment after they
-    # report it: without a causality check a read here (a commit looking up
-    # the reservation another node just made) may not see it yet. Make
-    # every read wait until this node has applied all that the cluster
-    # committed before it (wsrep_sync_wait 1), unless the operator chose a
-    # check already. Writes need none: certification refuses a stale one.
-    with dbapi_connection.cursor() as cursor:
-        cursor.execute("SHOW VARIABLES WHERE Variable_name IN "
-                       "('wsrep_on', 'wsrep_sync_wait')")
-        variables = dict(cursor.fetchall())
-        if (variables.get('wsrep_on') == 'ON'
-                and variables.get('wsrep_sync_wait') == '0'):
-            cursor.execute('SET SESSION wsrep_sync_wait = 1')
-
-
-class _PlainWhereTheServerHasNoTls:
-    """PyMySQL (1.2 and later) prefers TLS when no ``ssl`` option is
-    given: before it learns what the server offers, every connection
-    builds a TLS context from the system's CA store (about 20 ms of CPU,
-    where the rest of a connection takes 1 ms: under load, the p99 of
-    every request that waits for a new connection), and falls back to a
-    plain connection where the server offers none. Once a connection
-    shows that the server offers none, ask for plain ones from the start
-    (``ssl_disabled``); if a later one shows that it does, prefer TLS
-    again. A URL with an ``ssl`` option of its own is left to PyMySQL."""
-
-    def __init__(self, engine):
-        self.plain = False
-        if (engine.dialect.driver == 'pymysql'
-                and not any(key.startswith('ssl')
-                            for key in engine.url.query)):
-            event.listen(engine, 'do_connect', self.ask)
-            event.listen(engine, 'connect', self.learn)
-
-    def ask(self, dialect, connection_record, cargs, cparams):
-        if self.plain:
-            cparams['ssl_disabled'] = True
-
-    def learn(self, dbapi_connection, connection_record):
-        self.plain = not (dbapi_connection.server_capabilities
-                          & pymysql_client.SSL)
-
-
-def _failed_connect_is_disconnect(context):
-    # A connection that cannot be opened is a lost connection, to retry.
-    # oslo.db knows a refused PostgreSQL connection only by libpq's old
-    # wording ("could not connect to server"); libpq 14 and later say
-    # "connection to server at ... failed", and a server that is shutting
-    # down or starting up refuses with FATAL 57P03. Unmarked, these reach
-    # the caller as a bare OperationalError instead of a retried
-    # DBConnectionError.
-    if context.connection is None and isinstance(
-            context.sqlalchemy_exception, sa_exc.OperationalError):
-        context.is_disconnect = True
-
-
-def _no_pre_ping(engine):
-    # oslo.db turns on SQLAlchemy's pre-ping: a SELECT 1 round trip before
-    # every transaction. cyquota retries whole transactions after a lost
-    # connection instead (retry_on_conflict), so the ping only costs time.
-    # Neither oslo.db (it passes pool_pre_ping=True itself) nor SQLAlchemy
-    # (pre_ping is a pool constructor argument) offers a public switch on
-    # a built engine; tests/unit/test_db_engine.py checks that this
-    # attribute still is SQLAlchemy's pre-ping flag.
-    engine.pool._pre_ping = False
-
-
-#: In a pooled connection's ``info``: its last act was its Connection's own
-#: COMMIT or ROLLBACK, which (no error followed) left no transaction open.
-_ENDED = 'cyquota_transaction_ended'
-
-
-def _pooled_info(conn):
-    """``conn``'s pooled connection's ``info``; None once it is closed or
-    invalidated (reading ``conn.info`` then would reconnect)."""
-    if conn.closed or conn.invalidated:
-        return None
-    return conn.info
-
-
-def _mark_ended(conn):
-    info = _pooled_info(conn)
-    if info is not None:
-        info[_ENDED] = True
-
-
-def _unmark_statement(conn, *args):
-    # Any statement may open a transaction again.
-    conn.info.pop(_ENDED, None)
-
-
-def _unmark_error(context):
-    # A failed COMMIT or ROLLBACK may leave one open.
-    info = (None if context.connection is None
-            else _pooled_info(context.connection))
-    if info is not None:
-        info.pop(_ENDED, None)
-
-
-def _rollback_unless_ended(dbapi_connection, connection_record,
-                           reset_state):
-    # The mark is taken off at every return, so it never outlives the
-    # checkout that made it (a raw_connection() user sends no events).
-    if not (connection_record.info.pop(_ENDED, False)
-            or reset_state.transaction_was_reset):
-        dbapi_connection.rollback()
-
-
-def _no_rollback_after_an_end(engine):
-    # The pool rolls every connection back as it comes back, even one
-    # whose transaction oslo.db has just committed or rolled back: with
-    # PyMySQL a ROLLBACK round trip after each transaction, a read's
-    # second. Roll back only a connection that may hold a transaction.
-    # SQLAlchemy's way is the pool's reset event with reset_on_return
-    # None, a pool constructor argument that oslo.db does not pass: set
-    # the attribute it sets (tests/unit/test_db_engine.py checks it).
-    engine.pool._reset_on_return = pool_base.reset_none
-    event.listen(engine.pool, 'reset', _rollback_unless_ended)
-    event.listen(engine, 'commit', _mark_ended)
-    event.listen(engine, 'rollback', _mark_ended)
-    event.listen(engine, 'before_cursor_execute', _unmark_statement)
-    # handle_error: _ahead_of_oslo_db.
-
-
-#: What a statement that refuses to decide says, as an error that rolls
-#: back what it wrote (a MariaDB compound statement SIGNALs it; a
-#: PostgreSQL statement calls ``cyquota_refuse``, made by migration 0002);
-#: ``Refused``.
-REFUSAL = 'cyquota: left to the locked path'
-
-
-class Refused(Exception):
-    """A statement refused to decide (``REFUSAL``) and changed nothing:
-    the caller takes the path that does."""
-
-
-def _refused(context):
-    # Raised in place of the DBAPI error, which oslo.db would log as an
-    # unknown error it wraps.
-    error = context.original_exception
-    diagnostics = getattr(error, 'diag', None)  # psycopg2's
-    if (getattr(error, 'args', ())[1:2] == (REFUSAL,)
-            or getattr(diagnostics, 'message_primary', None) == REFUSAL):
-        raise Refused()
-
-
-def _ahead_of_oslo_db(engine):
-    # oslo.db's error handler raises the error it translates, so a
-    # handle_error listener after it never runs; and it reads the mark of
-    # _failed_connect_is_disconnect. SQLAlchemy calls the listeners in
-    # the order they were added, and ``insert=True`` does not reach ahead
-    # of oslo.db's.
-    event.remove(engine, 'handle_error', exc_filters.handler)
-    event.listen(engine, 'handle_error', _failed_connect_is_disconnect)
-    event.listen(engine, 'handle_error', _unmark_error)
-    event.listen(engine, 'handle_error', _refused)
-    event.listen(engine, 'handle_error', exc_filters.handler, retval=True)
-
-
-class DeadConnectionReset(logging.Filter):
-    """Turn the pool's ERROR traceback for a lost connection into one
-    WARNING line.
-
-    A connection that comes back to the pool is rolled back; when its
-    server went away meanwhile (killed, restarted) the rollback fails, and
-    SQLAlchemy logs "Exception during reset or similar" at ERROR with a
-    traceback, although it then only replaces the connection and the
-    next transaction (or its retry) gets a new one. Other reset errors
-    keep their ERROR and traceback.
-    """
-
-    def __init__(self, dialect):
-        super().__init__()
-        self.dialect = dialect
-
-    def filter(self, record):
-        error = record.exc_info[1] if record.exc_info else None
-        if (isinstance(error, self.dialect.loaded_dbapi.Error)
-                and self.dialect.is_disconnect(error, None, None)):
-            record.levelno, record.levelname = logging.WARNING, 'WARNING'
-            record.msg = ('Connection lost before its reset on return to '
-                          'the pool, replaced: %s')
-            record.args = (str(error).splitlines()[0],)
-            record.exc_info = record.exc_text = None
-        return True
-
-
-def _quiet_dead_connection_resets(engine):
-    logger = getattr(engine.pool.logger, 'logger', engine.pool.logger)
-    for old in [f for f in logger.filters
-                if isinstance(f, DeadConnectionReset)]:
-        logger.removeFilter(old)
-    logger.addFilter(DeadConnectionReset(engine.dialect))
-
-
-def _keep_sqlite_connections(engine):
-    # oslo.db gives a SQLite file a NullPool: a new connection, which reads
-    # the schema again, for every transaction, a third of a reserve's time.
-    # Keep them in a QueuePool, with the same connect listeners.
-    old = engine.pool
-    if isinstance(old, sa_pool.NullPool):
-        engine.pool = sa_pool.QueuePool(
-            old._creator, pool_size=CONF.database.max_pool_size,
-            max_overflow=CONF.database.max_overflow,
-            timeout=CONF.database.pool_timeout or SQLITE_BUSY_TIMEOUT,
-            dialect=old._dialect, _dispatch=old.dispatch)
-        old.dispose()
-
-
 def _configured_manager():
     """A new enginefacade transaction context configured from CONF, its
-    engine tuned as cyquota runs it."""
+    engine tuned as cyquota runs it (``engine_tuning``)."""
     manager = enginefacade.transaction_context()
-    options = {'sqlite_fk': True}
-    if CONF.database.connection.startswith('sqlite'):
-        # Writers queue on SQLite's single write lock; wait for it rather
-        # than fail after pysqlite's default 5 s. Pooled connections pass
-        # between threads, one at a time (see _keep_sqlite_connections).
-        options['connection_parameters'] = (
-            'timeout=%d&check_same_thread=false' % SQLITE_BUSY_TIMEOUT)
-    # oslo.db yields to other green threads (time.sleep(0)) at every
-    # connection check-in, for eventlet. cyquota runs no eventlet, and the
-    # sleep costs a tenth of a reserve.
-    options['thread_checkin'] = False
-    manager.configure(**options)
-    engine = manager.writer.get_engine()
-    _no_pre_ping(engine)
-    _ahead_of_oslo_db(engine)
-    if engine.dialect.name == 'sqlite':
-        _keep_sqlite_connections(engine)
-        event.listen(engine, 'before_cursor_execute',
-                     _sqlite_begin_immediate, retval=True)
-    elif engine.dialect.name == 'mysql':
-        _PlainWhereTheServerHasNoTls(engine)
-        event.listen(engine, 'connect', _mysql_read_committed)
-        event.listen(engine, 'connect', _galera_causal_reads)
-        # oslo.db's start-up check left a connection in the pool that
-        # predates the listeners.
-        engine.dispose()
-    _no_rollback_after_an_end(engine)
-    _quiet_dead_connection_resets(engine)
+    manager.configure(**engine_tuning.options(CONF.database.connection))
+    engine_tuning.tune(manager.writer.get_engine())
     return manager
 
 
@@ -307,10 +41,6 @@ def context_manager():
     return _context_manager
 
 
-def _autocommit(dialect, dbapi_connection, connection_record):
-    dialect.set_isolation_level(dbapi_connection, 'AUTOCOMMIT')
-
-
 def get_autocommit_engine():
     """The engine of ``autocommit_connection``: the same database and
     settings as ``get_engine``'s, its own pool of connections in
@@ -320,16 +50,7 @@ def get_autocommit_engine():
         with _LOCK:
             if _autocommit_manager is None:
                 manager = _configured_manager()
-                engine = manager.writer.get_engine()
-                event.listen(engine, 'connect', functools.partial(
-                    _autocommit, engine.dialect))
-                # A Connection that closes rolls back; in autocommit mode
-                # there is nothing to roll back, and PyMySQL would still
-                # send a ROLLBACK. The create_engine() argument that skips
-                # it is not oslo.db's to pass: set the flag it sets
-                # (tests/unit/test_db_engine.py checks it).
-                engine.dialect.skip_autocommit_rollback = True
-                engine.dispose()
+                engine_tuning.autocommit(manager.writer.get_engine())
                 _autocommit_manager = manager
     return _autocommit_manager.writer.get_engine()
 
@@ -354,6 +75,7 @@ def shown_url(url=None):
 
 
 def get_engine():
+    """The engine of ``writer`` and ``reader``."""
     return context_manager().writer.get_engine()
 
 

@@ -1,4 +1,5 @@
-"""cyquota.db.api's engine set-up that reaches below public interfaces."""
+"""cyquota.db.engine_tuning's engine set-up that reaches below public
+interfaces."""
 
 import sqlalchemy as sa
 from sqlalchemy import pool as sa_pool
@@ -8,8 +9,8 @@ from cyquota.db import api as db_api
 
 
 def test_pre_ping_flag_is_the_pool_attribute_cyquota_clears():
-    # cyquota.db.api._no_pre_ping turns oslo.db's pre-ping off by this
-    # attribute, for want of a public switch: a SQLAlchemy that renames it
+    # cyquota.db.engine_tuning._no_pre_ping turns oslo.db's pre-ping off by
+    # this attribute, for want of a public switch: a SQLAlchemy that renames it
     # must fail here rather than ping silently again.
     assert sa_pool.QueuePool(lambda: None, pre_ping=True)._pre_ping is True
     assert sa_pool.QueuePool(lambda: None)._pre_ping is False
@@ -24,7 +25,7 @@ def test_the_engine_neither_pings_nor_yields(sqlite_db):
 
 
 def test_reset_on_return_is_the_pool_attribute_cyquota_sets():
-    # cyquota.db.api._no_rollback_after_an_end replaces the pool's
+    # cyquota.db.engine_tuning._no_rollback_after_an_end replaces the pool's
     # rollback on return by its own reset listener through this attribute,
     # what reset_on_return=None sets: if SQLAlchemy renamed it, the pool
     # would roll back twice, or (a value it no longer reads) not at all.
@@ -35,7 +36,7 @@ def test_reset_on_return_is_the_pool_attribute_cyquota_sets():
 
 
 def test_skip_autocommit_rollback_is_the_dialect_attribute_cyquota_sets():
-    # cyquota.db.api.get_autocommit_engine spares the ROLLBACK a closing
+    # cyquota.db.engine_tuning.autocommit spares the ROLLBACK a closing
     # Connection sends by this attribute, what the create_engine() argument
     # sets: if SQLAlchemy renamed it, every one-statement operation on
     # MariaDB would cost a ROLLBACK round trip again.

@@ -19,6 +19,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql import visitors
 
 from cyquota.db import api as db_api
+from cyquota.db import engine_tuning
 from cyquota.db import models
 from cyquota.db import prepared
 from cyquota.quota.ledger import statements as sql
@@ -81,13 +82,13 @@ def run_alone(statement, params):
     """Run the one statement ``statement`` with ``params`` as a
     transaction of its own; returns whether it did all it was for. If
     not, it changed nothing: having written nothing (PostgreSQL's says
-    0), or by an error that undid what it wrote (``db_api.REFUSAL``)."""
+    0), or by an error that undid what it wrote (``engine_tuning.REFUSAL``)."""
     try:
         with db_api.autocommit_connection() as conn:
             result = statement.run(conn, params)
             # MariaDB's sends no rows: it refuses, or it did everything.
             return not result.returns_rows or result.scalar_one() == 1
-    except db_api.Refused:
+    except engine_tuning.Refused:
         return False
 
 
@@ -102,28 +103,28 @@ def _own_transaction(declarations, body, commit_if):
     """A MariaDB compound statement that runs ``body`` (lines) in a
     transaction of its own and commits it if ``commit_if`` (an expression)
     holds at its end. Otherwise it rolls back and refuses (SIGNALs
-    ``db_api.REFUSAL``, raised as ``db_api.Refused``), so that it sends no
-    rows either way. An error rolls the transaction back and is sent on
-    as it was raised (RESIGNAL), to be translated and retried as any
-    other."""
+    ``engine_tuning.REFUSAL``, raised as ``engine_tuning.Refused``), so
+    that it sends no rows either way. An error rolls the transaction back
+    and is sent on as it was raised (RESIGNAL), to be translated and
+    retried as any other."""
     return '\n'.join([
         'BEGIN NOT ATOMIC', *declarations,
         'DECLARE EXIT HANDLER FOR SQLEXCEPTION'
         ' BEGIN ROLLBACK; RESIGNAL; END;',
         'START TRANSACTION;', *body,
         "IF NOT (%s) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s';"
-        ' END IF;' % (commit_if, db_api.REFUSAL),
+        ' END IF;' % (commit_if, engine_tuning.REFUSAL),
         'COMMIT;', 'END'])
 
 
 def _verdict(done, untouched):
     """What a PostgreSQL one statement returns: 1 where it did everything
     (``done``), 0 where it wrote nothing (``untouched``); otherwise the
-    error that rolls back what it wrote, ``db_api.REFUSAL``. (The server
+    error that rolls back what it wrote, ``engine_tuning.REFUSAL``. (The server
     logs that error: only drift, a batch found part-way done and a lost
     race come to it; the common refusals write nothing.)"""
     return sa.case((done, 1), (untouched, 0),
-                   else_=sa.func.cyquota_refuse(db_api.REFUSAL))
+                   else_=sa.func.cyquota_refuse(engine_tuning.REFUSAL))
 
 
 def reserve_ctes(limit, count, request_id):
@@ -173,7 +174,7 @@ def reserve_block(dialect, limit, count, request_id):
     changed its row (its limit, ``limit``, read once before), then (and
     with ``request_id``, only if no reserve used it before) the INSERTs,
     in a transaction of its own, committed if all were written; it
-    refuses (``db_api.Refused``), having written nothing, otherwise.
+    refuses (``engine_tuning.Refused``), having written nothing, otherwise.
     Prepared (``Prepared``)."""
     def compiled(statement, index=0):
         return _compiled(_per_resource(statement, index), dialect)
@@ -219,7 +220,7 @@ def end_block(target, count, dialect):
     (locked by uuid, as ``LOCK_RESERVATIONS``), moves the counts as
     ``END_RESERVED`` and (a commit) what the consumer holds as
     ``consumers.add``, each only where nothing goes below zero, and
-    commits; it refuses (``db_api.Refused``), having changed nothing, if
+    commits; it refuses (``engine_tuning.Refused``), having changed nothing, if
     it could not end them all. Prepared (``Prepared``), its binds:
     ``_uuid_<i>``, ``_project_id``, ``_due_before``, ``_now``,
     ``_status``."""
