@@ -174,8 +174,10 @@ def test_reads_take_a_fixed_number_of_statements(backend, ctx):
     device = providers.create(ctx, 'dev1').uuid
     inventories.set_all(ctx, device, providers.get(ctx, device).generation,
                         {'FPGA': {'total': 4}})
-    engine = db_api.get_engine()
-    event.listen(engine, 'before_cursor_execute', record)
+    # The usage read runs on the autocommit engine, the rest on the other.
+    engines = (db_api.get_engine(), db_api.get_autocommit_engine())
+    for engine in engines:
+        event.listen(engine, 'before_cursor_execute', record)
     try:
         assert count('/v1/quota_usages/p1') == 1
         lease(0)
@@ -186,4 +188,5 @@ def test_reads_take_a_fixed_number_of_statements(backend, ctx):
                             headers=ADMIN).json['leases']) == 3
         assert count('/v1/leases?project_id=p1') == one == 4
     finally:
-        event.remove(engine, 'before_cursor_execute', record)
+        for engine in engines:
+            event.remove(engine, 'before_cursor_execute', record)
