@@ -81,7 +81,10 @@ def run(args, progress):
 def summary(rows):
     """Lines under the table: the targets, met or missed."""
     lines = ['target: reserve/raw and commit/raw >= %.2f with 1 worker; '
-             'books exact with %d workers' % (TARGET, max(WORKERS))]
+             'with %d workers books exact and at least the 1-worker rate'
+             % (TARGET, max(WORKERS))]
+    alone = {row['backend']: row for row in rows
+             if 'raw' in row and row['workers'] == 1}
     for row in rows:
         if 'raw' not in row:
             lines.append('  %s, %s workers: no measurement (%s)' % (
@@ -94,10 +97,25 @@ def summary(rows):
                 row['backend'],
                 'below target: ' + ', '.join(low) if low else 'target met'))
         else:
-            lines.append('  %s, %d workers: books %s' % (
+            lines.append('  %s, %d workers: books %s; %s' % (
                 row['backend'], row['workers'],
-                'WRONG' if row['failed'] else 'exact'))
+                'WRONG' if row['failed'] else 'exact',
+                _against_one_worker(row, alone.get(row['backend']))))
     return lines
+
+
+def _against_one_worker(row, one):
+    """The rates of a row of several workers beside the 1-worker row's
+    (``one``), raw's too: below or at least."""
+    if one is None:
+        return 'no 1-worker row to compare with'
+    below = [key for key in ('reserve', 'commit') if row[key] < one[key]]
+    return ('reserve %.0f/s, commit %.0f/s against %.0f/s, %.0f/s with 1 '
+            'worker (raw %.0f/s against %.0f/s): %s' % (
+                row['reserve'], row['commit'], one['reserve'],
+                one['commit'], row['raw'], one['raw'],
+                'below the 1-worker rate (%s)' % ', '.join(below) if below
+                else 'at least the 1-worker rate'))
 
 
 def plot(rows, ax):
