@@ -45,9 +45,11 @@ def _stop(signum, frame):
 
 
 def _server(**listen):
-    return waitress.create_server(
+    server = waitress.create_server(
         app.setup_app(), threads=CONF.api.threads, ident='cyquota',
         clear_untrusted_proxy_headers=True, **listen)
+    service.freeze_start_up()
+    return server
 
 
 def serve():

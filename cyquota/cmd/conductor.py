@@ -43,6 +43,7 @@ def main(argv=None):
                     CONF.transport_url)
     conductor = conductor_service.ConductorService()
     conductor.start()
+    service.freeze_start_up()
     while not stopping.wait(1):
         pass
     conductor.stop()
