@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
+from cyquota.db import prepared
 from cyquota import exception
 from cyquota.quota import QUOTAS
 from tests import fixtures
@@ -185,43 +186,93 @@ def test_a_one_statement_undoes_what_it_wrote_when_a_later_step_fails(
             for c in rows('consumer_usages')] == [('vm', 2)]
 
 
-@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
-def test_a_prepared_commit_finds_its_reservations_by_uuid(backend, ctx):
-    # The plan PostgreSQL keeps for a prepared statement is made for any
-    # parameters. On a table without statistics yet (new, or grown since
-    # its last analysis) it must still look the uuids up, not walk every
-    # reservation the project has open.
-    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', -1)
-    held = [QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})[0] for _ in range(300)]
+def _kept_plan(call, table):
+    """The plan PostgreSQL keeps for any parameters of the one statement
+    that ``call()`` runs, made afresh on a connection where ``table`` has no
+    statistics (a new table, or one grown since its last analysis)."""
     sent = []
-    engine = db_api.get_engine()
 
-    def record(conn, cursor, statement, parameters, *args):
-        sent.append((statement, parameters))
+    def record(conn, cursor, statement, sent_parameters, *args):
+        sent.append((statement, sent_parameters))
     # The one statement runs alone, on the autocommit engine.
     alone = db_api.get_autocommit_engine()
     sa.event.listen(alone, 'before_cursor_execute', record)
     try:
-        QUOTAS.commit(ctx, 'p1', [held.pop()])
+        call()
     finally:
         sa.event.remove(alone, 'before_cursor_execute', record)
-    [(execute, parameters)] = [s for s in sent if s[0].startswith('EXECUTE')]
-    with engine.connect() as conn:
+    [(execute, sent_parameters)] = [s for s in sent
+                                    if s[0].startswith('EXECUTE')]
+    with db_api.get_engine().connect() as conn:
         conn.exec_driver_sql("DELETE FROM pg_statistic WHERE starelid = "
-                             "'reservations'::regclass")
+                             "'%s'::regclass" % table)
         # Planned afresh on this connection, which is not pooled again.
         conn.exec_driver_sql('DEALLOCATE ALL')
         conn.exec_driver_sql('SET plan_cache_mode = force_generic_plan')
-        for statement, _ in sent:
-            if statement.startswith('PREPARE'):
-                conn.exec_driver_sql(statement)
+        name = execute.split()[1].split('(')[0]
+        conn.exec_driver_sql('PREPARE %s AS %s'
+                             % (name, prepared.text(name)))
         plan = '\n'.join(row[0] for row in conn.exec_driver_sql(
-            'EXPLAIN (COSTS OFF) ' + execute,
-            dict(parameters, _uuid_0=held.pop())))
+            'EXPLAIN (COSTS OFF) ' + execute, sent_parameters))
         conn.rollback()
         conn.invalidate()
-    ended = plan[plan.index('CTE ended'):plan.index('CTE counted')]
-    assert 'Index Scan using reservations_uuid_key' in ended, plan
+    return plan
+
+
+def _cte(plan, name):
+    """The lines of ``plan`` that plan its CTE ``name``."""
+    lines = plan.splitlines()
+    [first] = [i for i, line in enumerate(lines)
+               if line.strip() == 'CTE %s' % name]
+    depth = len(lines[first]) - len(lines[first].lstrip())
+    end = next((i for i in range(first + 1, len(lines))
+                if len(lines[i]) - len(lines[i].lstrip()) <= depth),
+               len(lines))
+    return '\n'.join(lines[first:end])
+
+
+# The plan PostgreSQL keeps for a prepared statement is made for any
+# parameters. On a table without statistics yet (new, or grown since its
+# last analysis) it must still look rows up by their keys, not walk every
+# row the project has: a commit or reserve would cost more as the project
+# grows, until the table is analyzed.
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_a_prepared_commit_finds_its_reservations_by_uuid(backend, ctx):
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', -1)
+    held = [QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})[0] for _ in range(300)]
+    plan = _kept_plan(lambda: QUOTAS.commit(ctx, 'p1', [held.pop()]),
+                      'reservations')
+    assert ('Index Scan using reservations_uuid_key'
+            in _cte(plan, 'ended')), plan
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_a_prepared_commit_finds_consumer_rows_by_their_key(backend, ctx):
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', -1)
+    for number in range(300):
+        QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(
+            ctx, 'p1', {'FPGA': 1}, consumer_id='vm-%d' % number))
+    taken = QUOTAS.reserve(ctx, 'p1', {'FPGA': -1}, consumer_id='vm-1')
+    plan = _kept_plan(lambda: QUOTAS.commit(ctx, 'p1', taken),
+                      'consumer_usages')
+    [condition] = [line for line in _cte(plan, 'taken_off').splitlines()
+                   if 'Index Cond' in line]
+    assert 'consumer_id' in condition, plan
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_a_prepared_reserve_finds_its_request_id_in_the_unique_index(
+        backend, ctx):
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', -1)
+    for number in range(300):
+        QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}, request_id='r-%d' % number)
+    plan = _kept_plan(
+        lambda: QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}, request_id='last'),
+        'reservations')
+    counted = _cte(plan, 'counted_0')
+    assert 'uniq_reservations0project0request0res' in counted, plan
+    assert 'reservations_project_status_idx' not in counted, plan
 
 
 # -- races between processes -------------------------------------------------

@@ -149,9 +149,7 @@ def reserve_ctes(limit, count, request_id):
         if index == 0:
             counted = counted.where(*others_fit)
         if request_id:
-            counted = counted.where(~sa.exists().where(
-                sql.RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
-                sql.RESERVATIONS.c.request_id == sa.bindparam('_request_id')))
+            counted = counted.where(_request_unseen())
         if held is not None:
             counted = counted.where(sa.exists(sa.select(held.c.uuid)))
         counted = _per_resource(
@@ -166,6 +164,17 @@ def reserve_ctes(limit, count, request_id):
     return sa.select(_verdict(
         sa.exists(sa.select(held.c.uuid)),
         ~sa.exists(sa.select(first.c.id))))
+
+
+def _request_unseen():
+    """Whether no reservation of the project has the request id: one
+    lookup in the unique index of (project, request id, resource), whatever
+    the statistics say. Asked in that index's order (resource) as a scalar
+    subquery (an EXISTS would drop the order), so the plan kept for any
+    parameters does not take the (project, status) index instead and read
+    every reservation the project has."""
+    return (sql.REQUEST_SEEN.order_by(sql.RESERVATIONS.c.resource)
+            .scalar_subquery().is_(None))
 
 
 def reserve_block(dialect, limit, count, request_id):
@@ -343,16 +352,22 @@ def _add_to_consumers(ended, taken, counted):
     pairs to change and the rows changed."""
     consumers = sql.CONSUMERS
     consumer_id = sa.func.coalesce(ended.c.consumer_id, '')
+    # The project rides along in ``holders`` so that the UPDATE below finds
+    # consumer rows only through holders' keys: with the project as a
+    # bind of its own, a plan kept for any parameters may read every
+    # consumer row of the project and join them to holders.
     holders = (
-        sa.select(ended.c.resource, consumer_id.label('consumer_id'),
+        sa.select(sa.bindparam('_project_id', type_=sa.String)
+                  .label('project_id'),
+                  ended.c.resource, consumer_id.label('consumer_id'),
                   _sum(ended.c.delta).label('total'),
                   _sum(taken).label('taken'))
         .join(counted, counted.c.resource == ended.c.resource)
         .group_by(ended.c.resource, consumer_id).cte('holders'))
     upsert = postgresql.insert(consumers).from_select(
         ['project_id', 'resource', 'consumer_id', 'used', 'created_at'],
-        sa.select(sa.bindparam('_project_id', type_=sa.String),
-                  holders.c.resource, holders.c.consumer_id,
+        sa.select(holders.c.project_id, holders.c.resource,
+                  holders.c.consumer_id,
                   holders.c.total, sa.bindparam('_now', type_=sa.DateTime))
         .where(holders.c.taken == 0))
     added = upsert.on_conflict_do_update(
@@ -362,7 +377,7 @@ def _add_to_consumers(ended, taken, counted):
     ).returning(consumers.c.resource).cte('added')
     taken_off = (
         consumers.update()
-        .where(consumers.c.project_id == sa.bindparam('_project_id'),
+        .where(consumers.c.project_id == holders.c.project_id,
                consumers.c.resource == holders.c.resource,
                consumers.c.consumer_id == holders.c.consumer_id,
                holders.c.taken < 0,
