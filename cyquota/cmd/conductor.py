@@ -36,6 +36,17 @@ def main(argv=None):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    conductor = _started()
+    while not stopping.wait(1):
+        pass
+    conductor.stop()
+    conductor.wait()
+    return 0
+
+
+def _started():
+    """The conductor service, started, with what start-up made out of
+    the full garbage collections (``service.freeze_start_up``)."""
     if rpc.is_in_process():
         LOG.warning('[DEFAULT] transport_url is the in-process %s: only '
                     'this process can reach this conductor (it still '
@@ -44,11 +55,7 @@ def main(argv=None):
     conductor = conductor_service.ConductorService()
     conductor.start()
     service.freeze_start_up()
-    while not stopping.wait(1):
-        pass
-    conductor.stop()
-    conductor.wait()
-    return 0
+    return conductor
 
 
 if __name__ == '__main__':

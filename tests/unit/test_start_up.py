@@ -3,21 +3,44 @@
 import gc
 
 from cyquota.cmd import api as api_cmd
+from cyquota.cmd import conductor as conductor_cmd
+from cyquota.conductor import rpc
+
+
+def _frozen_and_walked(start, stop):
+    """Once ``start()`` has set a service up: how many objects are out of
+    the garbage collector's generations, and how many a full collection
+    walks. ``stop(service)`` ends it."""
+    gc.unfreeze()
+    try:
+        started = start()
+        try:
+            return gc.get_freeze_count(), len(gc.get_objects())
+        finally:
+            stop(started)
+    finally:
+        gc.unfreeze()
 
 
 def test_the_api_server_freezes_what_start_up_made(sqlite_db):
     """Once the app is built, what start-up made is out of the garbage
     collector's generations (``service.freeze_start_up``): a full
     collection walks only what was made since."""
-    gc.unfreeze()
-    try:
-        server = api_cmd._server(host='127.0.0.1', port=0)
-        try:
-            frozen = gc.get_freeze_count()
-            walked = len(gc.get_objects())
-        finally:
-            server.close()
-    finally:
-        gc.unfreeze()
+    frozen, walked = _frozen_and_walked(
+        lambda: api_cmd._server(host='127.0.0.1', port=0),
+        lambda server: server.close())
+    assert frozen > 10000
+    assert walked < frozen / 10
+
+
+def _stop(conductor):
+    conductor.stop()
+    conductor.wait()
+    rpc.reset()
+
+
+def test_the_conductor_freezes_what_start_up_made(sqlite_db):
+    """The same, once the conductor serves."""
+    frozen, walked = _frozen_and_walked(conductor_cmd._started, _stop)
     assert frozen > 10000
     assert walked < frozen / 10
