@@ -309,11 +309,11 @@ def _at_250(backend, climb):
     at_250 = [r for r in climb if r['rate'] == 250]
     if at_250:
         return '%s (p99 %.2f ms): %s' % (target, at_250[0]['p99'],
-                                         _verdict(at_250[0].get('held')))
+                                         _verdict(at_250[0]['held']))
     if climb:
         last = climb[-1]
         return '%s: NOT met (not measured: %d req/s was not held, p99 ' \
-            '%.2f ms)' % (target, last['rate'], last.get('p99', 0))
+            '%.2f ms)' % (target, last['rate'], last['p99'])
     return '%s: NOT met (no load measured)' % target
 
 
