@@ -17,6 +17,7 @@ import hypothesis
 from hypothesis import strategies as st
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from cyquota.db import api as db_api
 from cyquota.db import prepared
@@ -250,6 +251,20 @@ def test_every_resource_of_a_reserve_in_the_same_statement(db, ctx):
     assert [o['resource'] for o in raised.value.overs] == ['GPU']
     assert [counts(ctx, resource=r) for r in ('FPGA', 'GPU')] == [
         (4, 0), (2, 0)]
+
+
+@pytest.mark.parametrize('target', ['committed', 'rolled_back'])
+def test_the_end_of_one_reservation_groups_nothing(target):
+    # A commit that waited for the usage row sets every part of its
+    # statement up again while it holds the row (PostgreSQL's
+    # EvalPlanQual): the end of one reservation, the common case, has no
+    # aggregate to set up. A batch groups its rows by resource.
+    dialect = postgresql.psycopg2.dialect()
+
+    def text(count):
+        return prepared.text(one_statement.end(target, count, dialect).name)
+    assert 'GROUP BY' not in text(1)
+    assert 'GROUP BY' in text(2)
 
 
 def test_a_usage_document_is_one_query(db, ctx):
