@@ -303,31 +303,19 @@ def end_ctes(target, count, dialect):
     if count == 1:
         return prepared.Prepared.of(end_one_ctes(target), dialect)
     commit = target == models.COMMITTED
-    chosen = sql.RESERVATIONS.c.uuid.in_([
+    ended = _ended(target, sql.RESERVATIONS.c.uuid.in_([
         sa.bindparam(bind_name('_uuid', index), type_=sa.String)
-        for index in range(count)])
-    if not commit:
-        chosen = sa.and_(chosen, ~sql.RESERVATIONS.c.devices)
-    ended = sql.end_reservations(chosen).cte('ended')
-    taken = sa.case((ended.c.delta < 0, ended.c.delta), else_=0)
+        for index in range(count)]))
+    taken = _negative(ended.c.delta)
     groups = (
         sa.select(ended.c.resource,
-                  _sum(sa.case((ended.c.delta > 0, ended.c.delta),
-                               else_=0)).label('held'),
+                  _sum(_positive(ended.c.delta)).label('held'),
                   _sum(taken).label('taken'),
                   _sum(ended.c.delta).label('total'))
         .group_by(ended.c.resource).cte('groups'))
-    usages = sql.USAGES
-    counts = dict(reserved=usages.c.reserved - groups.c.held,
-                  updated_at=sa.bindparam('_now'))
-    where = [usages.c.project_id == sa.bindparam('_project_id'),
-             usages.c.resource == groups.c.resource,
-             usages.c.reserved >= groups.c.held]
-    if commit:
-        counts['used'] = usages.c.used + groups.c.total
-        where.append(usages.c.used + groups.c.taken >= 0)
-    counted = (usages.update().where(*where).values(**counts)
-               .returning(usages.c.resource).cte('counted'))
+    counted = _counted(commit, sa.bindparam('_project_id'),
+                       groups.c.resource, groups.c.held, groups.c.taken,
+                       groups.c.total)
     # Every resource's counts moved and, for a commit, every consumer's.
     moved = [~sa.exists(sa.select(groups.c.resource).where(
         groups.c.resource.not_in(sa.select(counted.c.resource))))]
@@ -354,26 +342,11 @@ def end_one_ctes(target):
     the aggregates and counts that a batch needs, that costs less, and
     eight concurrent commits of one project go faster."""
     commit = target == models.COMMITTED
-    chosen = sql.RESERVATIONS.c.uuid == sa.bindparam('_uuid_0',
-                                                     type_=sa.String)
-    if not commit:
-        chosen = sa.and_(chosen, ~sql.RESERVATIONS.c.devices)
-    ended = (sql.end_reservations(chosen)
-             .returning(sql.RESERVATIONS.c.project_id).cte('ended'))
-    held = sa.case((ended.c.delta > 0, ended.c.delta), else_=0)
-    usages = sql.USAGES
-    counts = dict(reserved=usages.c.reserved - held,
-                  updated_at=sa.bindparam('_now'))
-    where = [usages.c.project_id == ended.c.project_id,
-             usages.c.resource == ended.c.resource,
-             usages.c.reserved >= held]
-    if commit:
-        counts['used'] = usages.c.used + ended.c.delta
-        where.append(usages.c.used
-                     + sa.case((ended.c.delta < 0, ended.c.delta),
-                               else_=0) >= 0)
-    counted = (usages.update().where(*where).values(**counts)
-               .returning(usages.c.resource).cte('counted'))
+    ended = _ended(target, sql.RESERVATIONS.c.uuid == sa.bindparam(
+        '_uuid_0', type_=sa.String), sql.RESERVATIONS.c.project_id)
+    delta = ended.c.delta
+    counted = _counted(commit, ended.c.project_id, ended.c.resource,
+                       _positive(delta), _negative(delta), delta)
     done = sa.exists(sa.select(counted.c.resource))
     if commit:
         done = sa.and_(done, _add_to_consumer(ended, counted))
@@ -397,6 +370,39 @@ def _add_to_consumer(ended, counted):
                            counted.c.resource == ended.c.resource)
     return sa.or_(sa.exists(sa.select(added.c.resource)),
                   sa.exists(sa.select(taken_off.c.resource)))
+
+
+def _ended(target, chosen, *returning):
+    """The CTE ``end_reservations`` of the reservations ``chosen`` (for a
+    rollback, of those holding no devices, which the step-by-step end
+    gives back), returning ``returning`` besides its usual columns."""
+    if target != models.COMMITTED:
+        chosen = sa.and_(chosen, ~sql.RESERVATIONS.c.devices)
+    return sql.end_reservations(chosen).returning(*returning).cte('ended')
+
+
+def _counted(commit, project_id, resource, held, taken, total):
+    """The CTE moving one resource's counts as ``END_RESERVED`` does:
+    ``held`` off reserved and, for a ``commit``, ``total`` onto used, only
+    where neither goes below zero (``taken``: the negative part)."""
+    usages = sql.USAGES
+    counts = dict(reserved=usages.c.reserved - held,
+                  updated_at=sa.bindparam('_now'))
+    where = [usages.c.project_id == project_id,
+             usages.c.resource == resource, usages.c.reserved >= held]
+    if commit:
+        counts['used'] = usages.c.used + total
+        where.append(usages.c.used + taken >= 0)
+    return (usages.update().where(*where).values(**counts)
+            .returning(usages.c.resource).cte('counted'))
+
+
+def _positive(delta):
+    return sa.case((delta > 0, delta), else_=0)
+
+
+def _negative(delta):
+    return sa.case((delta < 0, delta), else_=0)
 
 
 def _sum(value):
