@@ -21,6 +21,7 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
 from cyquota.quota.ledger import one_statement
+from cyquota.quota.ledger.one_statement import binds
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 from cyquota.quota.limits import model as model_protocol
@@ -92,7 +93,7 @@ class Reserve:
             if one_statement.runs_alone(context):
                 for index, row in enumerate(rows):
                     params.update(
-                        (one_statement.bind_name(name, index), value)
+                        (binds.bind_name(name, index), value)
                         for name, value in row.items())
                 if not one_statement.run_alone(self._one_statement(
                         len(rows), request_id is not None), params):

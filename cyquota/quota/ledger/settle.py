@@ -28,6 +28,7 @@ from cyquota.db import models
 from cyquota import exception
 from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import one_statement
+from cyquota.quota.ledger.one_statement import binds
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 
@@ -128,7 +129,7 @@ class Settle:
         params = dict(_project_id=project_id, _status=target, _now=now,
                       _due_before=now if target == models.COMMITTED
                       else _EVER)
-        params.update((one_statement.bind_name('_uuid', index), uuid)
+        params.update((binds.bind_name('_uuid', index), uuid)
                       for index, uuid in enumerate(uuids))
         return one_statement.run_alone(self._one_statements[key], params)
 

@@ -1,120 +1,15 @@
-"""The common reserve, commit and rollback as one statement each, prepared
-once per connection (``cyquota.db.prepared``), each its own transaction on
-an autocommit connection (``db_api.autocommit_connection``): one round
-trip, no COMMIT after it. On PostgreSQL, data-modifying CTEs chain the
-conditional UPDATEs and INSERTs of ``statements``; on MariaDB, a compound
-statement (``BEGIN NOT ATOMIC ... END``) runs them one after the other in
-a transaction it commits or rolls back itself.
-
-Each statement only does what the multi-statement form does when every
-condition holds; where one does not, it changes nothing and the caller
-leaves the decision to the locked path (``run_alone``). CTEs that do not
-depend on one another run in no set order, so each step that must follow
-another reads that one's rows: the ledger's lock order holds inside a
-statement too.
-"""
+"""PostgreSQL's one statements: data-modifying CTEs that chain the
+conditional UPDATEs and INSERTs of ``statements``, one SELECT each, its
+verdict a number (``_verdict``)."""
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.sql import visitors
 
-from cyquota.db import api as db_api
 from cyquota.db import engine_tuning
 from cyquota.db import models
 from cyquota.db import prepared
+from cyquota.quota.ledger.one_statement import binds
 from cyquota.quota.ledger import statements as sql
-
-#: The binds of a reserve that differ by resource; the ``i``-th resource's
-#: are suffixed ``_i``.
-PER_RESOURCE = ('_resource', '_delta', '_limit', '_uuid')
-
-
-def bind_name(name, index):
-    """The name of the per-resource bind ``name`` of resource ``index``."""
-    return '%s_%d' % (name, index)
-
-
-def _per_resource(statement, index):
-    """``statement`` with its per-resource binds renamed for ``index``."""
-    def rename(element):
-        if (isinstance(element, sa.BindParameter)
-                and element.key in PER_RESOURCE):
-            return sa.bindparam(bind_name(element.key, index),
-                                type_=element.type)
-        return None
-    return visitors.replacement_traverse(statement, {}, rename)
-
-
-def reserve(dialect, limit, count, request_id):
-    """The one-statement reserve of ``count`` resources for ``dialect``
-    (``reserve_ctes`` or ``reserve_block``, prepared), for ``run_alone``.
-    """
-    if is_mariadb(dialect):
-        return reserve_block(dialect, limit, count, request_id)
-    return prepared.Prepared.of(reserve_ctes(limit, count, request_id),
-                                dialect)
-
-
-def end(target, count, dialect):
-    """The one-statement end (``target``: committed or rolled back) of
-    ``count`` reservations for ``dialect`` (``end_ctes`` or
-    ``end_block``), for ``run_alone``."""
-    if is_mariadb(dialect):
-        return end_block(target, count, dialect)
-    return end_ctes(target, count, dialect)
-
-
-def runs_alone(context):
-    """Whether the one statements serve ``context``: cyquota is on a
-    server that has them (``has_them``), and no transaction is in
-    progress on ``context`` (which theirs would not join)."""
-    return (has_them(db_api.get_engine().dialect)
-            and not db_api.in_transaction(context))
-
-
-def has_them(dialect):
-    """Whether ``dialect`` has the one statements: PostgreSQL's, or
-    MariaDB's through PyMySQL (``is_mariadb``)."""
-    return dialect.name == 'postgresql' or is_mariadb(dialect)
-
-
-def run_alone(statement, params):
-    """Run the one statement ``statement`` with ``params`` as a
-    transaction of its own; returns whether it did all it was for. If
-    not, it changed nothing: having written nothing (PostgreSQL's says
-    0), or by an error that undid what it wrote (``engine_tuning.REFUSAL``)."""
-    try:
-        with db_api.autocommit_connection() as conn:
-            result = statement.run(conn, params)
-            # MariaDB's sends no rows: it refuses, or it did everything.
-            return not result.returns_rows or result.scalar_one() == 1
-    except engine_tuning.Refused:
-        return False
-
-
-def is_mariadb(dialect):
-    """Whether ``dialect`` is MariaDB's through PyMySQL, which runs
-    compound statements, prepared too."""
-    return (dialect.name == 'mysql' and dialect.is_mariadb
-            and dialect.driver == 'pymysql')
-
-
-def _own_transaction(declarations, body, commit_if):
-    """A MariaDB compound statement that runs ``body`` (lines) in a
-    transaction of its own and commits it if ``commit_if`` (an expression)
-    holds at its end. Otherwise it rolls back and refuses (SIGNALs
-    ``engine_tuning.REFUSAL``, raised as ``engine_tuning.Refused``), so
-    that it sends no rows either way. An error rolls the transaction back
-    and is sent on as it was raised (RESIGNAL), to be translated and
-    retried as any other."""
-    return '\n'.join([
-        'BEGIN NOT ATOMIC', *declarations,
-        'DECLARE EXIT HANDLER FOR SQLEXCEPTION'
-        ' BEGIN ROLLBACK; RESIGNAL; END;',
-        'START TRANSACTION;', *body,
-        "IF NOT (%s) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s';"
-        ' END IF;' % (commit_if, engine_tuning.REFUSAL),
-        'COMMIT;', 'END'])
 
 
 def _verdict(done, untouched):
@@ -141,8 +36,9 @@ def reserve_ctes(limit, count, request_id):
     held = first = None
     others_fit = [
         # Not correlated with the UPDATE's row: any row of the table.
-        _per_resource(sa.exists().where(*sql.THE_USAGE, sql.fits(limit))
-                      .correlate(None), index)
+        binds.per_resource(
+            sa.exists().where(*sql.THE_USAGE, sql.fits(limit))
+            .correlate(None), index)
         for index in range(1, count)]
     for index in range(count):
         counted = sql.reserve_if_fits(limit)
@@ -152,12 +48,12 @@ def reserve_ctes(limit, count, request_id):
             counted = counted.where(_request_unseen())
         if held is not None:
             counted = counted.where(sa.exists(sa.select(held.c.uuid)))
-        counted = _per_resource(
+        counted = binds.per_resource(
             counted.returning(sql.USAGES.c.id, sql.USAGES.c.project_id,
                               sql.USAGES.c.resource), index
         ).cte('counted_%d' % index)
         first = first if first is not None else counted
-        held = _per_resource(
+        held = binds.per_resource(
             sql.reservation_of_usage(counted)
             .returning(sql.RESERVATIONS.c.uuid), index
         ).cte('held_%d' % index)
@@ -177,116 +73,6 @@ def _request_unseen():
             .scalar_subquery().is_(None))
 
 
-def reserve_block(dialect, limit, count, request_id):
-    """MariaDB's reserve of ``count`` resources as one compound statement:
-    the conditional UPDATE of each resource in turn while every one
-    changed its row (its limit, ``limit``, read once before), then (and
-    with ``request_id``, only if no reserve used it before) the INSERTs,
-    in a transaction of its own, committed if all were written; it
-    refuses (``engine_tuning.Refused``), having written nothing, otherwise.
-    Prepared (``Prepared``)."""
-    def compiled(statement, index=0):
-        return _compiled(_per_resource(statement, index), dialect)
-
-    lines = []
-    for index in range(count):
-        lines += [
-            'IF fits THEN',
-            'SET v_limit = (%s);' % compiled(sa.select(limit), index),
-            compiled(sql.reserve_if_fits(sa.literal_column('v_limit')),
-                     index) + ';',
-            'SET fits = ROW_COUNT() = 1;', 'END IF;']
-    seen = ''
-    if request_id:
-        seen = ' AND NOT EXISTS (%s)' % compiled(sql.REQUEST_SEEN)
-    lines += ['IF fits%s THEN' % seen,
-              *[compiled(sql.INSERT_RESERVATION_OF_USAGE, index) + ';'
-                for index in range(count)],
-              'ELSE', 'SET fits = 0;', 'END IF;']
-    return prepared.Prepared(_own_transaction(
-        ['DECLARE fits INT DEFAULT 1;', 'DECLARE v_limit BIGINT;'], lines,
-        'fits'), dialect)
-
-
-def _compiled(statement, dialect):
-    """``statement``'s SQL for ``dialect``, its integer literals written
-    out (its other binds are the caller's)."""
-    def write_out(element):
-        if (isinstance(element, sa.BindParameter) and element.unique
-                and type(element.value) is int):
-            return sa.literal_column(str(element.value))
-        return None
-    return str(visitors.replacement_traverse(statement, {}, write_out)
-               .compile(dialect=dialect))
-
-
-def end_block(target, count, dialect):
-    """MariaDB's end (``target``) of ``count`` reservations as one
-    compound statement in a transaction of its own, for the common case:
-    every one still reserved, not due, of the project, and all of one
-    resource (and, for a commit, one consumer; for a rollback, none
-    holding devices, which the step-by-step end gives back). It ends them
-    (locked by uuid, as ``LOCK_RESERVATIONS``), moves the counts as
-    ``END_RESERVED`` and (a commit) what the consumer holds as
-    ``consumers.add``, each only where nothing goes below zero, and
-    commits; it refuses (``engine_tuning.Refused``), having changed nothing, if
-    it could not end them all. Prepared (``Prepared``), its binds:
-    ``_uuid_<i>``, ``_project_id``, ``_due_before``, ``_now``,
-    ``_status``."""
-    commit = target == models.COMMITTED
-    lines = [
-        # Locked by the uuid index alone, as LOCK_RESERVATIONS: through
-        # another index (project and status, say) it would lock entries
-        # that an expiry holding the rows changes, and the two deadlock.
-        # ``uuid`` is the name MariaDB gives the column's unique index.
-        'UPDATE reservations FORCE INDEX (uuid)'
-        ' SET status = %(_status)s, updated_at = %(_now)s'
-        " WHERE uuid IN ({uuids}) AND project_id = %(_project_id)s"
-        " AND status = 'reserved' AND expire >= %(_due_before)s"
-        + ('' if commit else ' AND NOT devices') + ';',
-        'IF ROW_COUNT() = {count} THEN',
-        "SELECT COUNT(DISTINCT resource), COUNT(DISTINCT COALESCE("
-        "consumer_id, '')), MIN(resource), MIN(COALESCE(consumer_id, '')),"
-        ' SUM(GREATEST(delta, 0)), SUM(LEAST(delta, 0))'
-        ' INTO v_resources, v_holders, v_resource, v_holder, v_held, v_taken'
-        ' FROM reservations WHERE uuid IN ({uuids});',
-        'END IF;',
-        'IF v_resources = 1' + (' AND v_holders = 1' if commit else '')
-        + ' THEN',
-        'UPDATE quota_usages SET reserved = reserved - v_held,'
-        + (' used = used + v_held + v_taken,' if commit else '')
-        + ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
-        ' AND resource = v_resource AND reserved >= v_held'
-        + (' AND used + v_taken >= 0' if commit else '') + ';',
-        'SET v_done = ROW_COUNT() = 1;',
-    ]
-    if commit:
-        lines += [
-            'IF v_done AND v_taken = 0 THEN',
-            'INSERT INTO consumer_usages (project_id, resource, consumer_id,'
-            ' used, created_at) VALUES (%(_project_id)s, v_resource,'
-            ' v_holder, v_held, %(_now)s) ON DUPLICATE KEY UPDATE'
-            ' used = used + VALUES(used), updated_at = VALUES(created_at);',
-            'ELSEIF v_done THEN',
-            'UPDATE consumer_usages SET used = used + v_held + v_taken,'
-            ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
-            ' AND resource = v_resource AND consumer_id = v_holder'
-            ' AND used + v_taken >= 0;',
-            'SET v_done = ROW_COUNT() = 1;',
-            'END IF;',
-        ]
-    lines.append('END IF;')
-    text = _own_transaction([
-        'DECLARE v_resources, v_holders, v_done INT DEFAULT 0;',
-        'DECLARE v_resource, v_holder VARCHAR(255);',
-        'DECLARE v_held, v_taken BIGINT DEFAULT 0;'], lines, 'v_done')
-    uuids = ', '.join('%%(%s)s' % bind_name('_uuid', index)
-                      for index in range(count))
-    return prepared.Prepared(
-        text.replace('{uuids}', uuids).replace('{count}', str(count)),
-        dialect)
-
-
 def end_ctes(target, count, dialect):
     """PostgreSQL's end (``target``: committed or rolled back) of ``count``
     reservations as one statement, prepared: ``end_reservations`` of the
@@ -304,7 +90,7 @@ def end_ctes(target, count, dialect):
         return prepared.Prepared.of(end_one_ctes(target), dialect)
     commit = target == models.COMMITTED
     ended = _ended(target, sql.RESERVATIONS.c.uuid.in_([
-        sa.bindparam(bind_name('_uuid', index), type_=sa.String)
+        sa.bindparam(binds.bind_name('_uuid', index), type_=sa.String)
         for index in range(count)]))
     taken = _negative(ended.c.delta)
     groups = (
