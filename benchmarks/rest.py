@@ -10,9 +10,13 @@ Latency, one keep-alive client, one request at a time: ``GET /`` (the
 version document: no policy, no database), ``GET /v1/quota_usages/{id}``
 and ``POST /v1/reservations`` (one GPU for a project of its own), beside
 the engine calls they make, ``QUOTAS.get_usage_document`` and
-``QUOTAS.reserve``, in this process on the same database. The five take
+``QUOTAS.reserve``, in this process on the same database. The six take
 turns, fifty calls each, so that the ratios between them hold on a
-machine whose speed drifts.
+machine whose speed drifts. The sixth is ``QUOTAS.reserve`` again, paced
+as the POSTs are: before each call the client is busy as long as a POST
+takes beyond a reserve, so the database has idled as long as it does
+between the reserves of POSTs (a commit after an idle moment can cost more
+than one right after another, on a virtual machine much more).
 
 Load: ``GET /v1/quota_usages/{id}`` at rising offered rates from a load
 generator in a second process, against ``cyquota-api`` with 1 and then
@@ -28,6 +32,7 @@ first rate not held ends the climb, so the run is bounded.
 import concurrent.futures
 import multiprocessing
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -57,6 +62,7 @@ USAGE = 'GET /v1/quota_usages/{id}'
 RESERVE = 'POST /v1/reservations'
 DIRECT_USAGE = 'QUOTAS.get_usage_document'
 DIRECT_RESERVE = 'QUOTAS.reserve'
+PACED_RESERVE = 'QUOTAS.reserve, paced'
 #: Offered rates of the load, climbed until one is not held.
 RATES = (100, 200, 250, 300, 400, 500)
 WORKERS = (1, 2)
@@ -140,16 +146,24 @@ def _usage_is_right(response):
     return response.json()['quota_usage']['resources']['FPGA'] == EXPECTED
 
 
-def _interleaved(calls, count, block=50):
+def _interleaved(calls, count, block=50, pauses=None):
     """Sorted seconds of ``count`` calls of each of ``calls`` (name:
     function), ``block`` calls of one after ``block`` of the next, each
     block after ten untimed calls: every call is timed in a loop of its
     own (as when measured alone), and a slower moment of a shared machine
-    weighs on all of them alike, not on whichever was being measured."""
+    weighs on all of them alike, not on whichever was being measured.
+    ``pauses``: {name: function of the latencies so far} giving the
+    seconds to wait, untimed and busy (as a server is between the parts
+    of a request), before each call of that name."""
     latencies = {name: [] for name in calls}
+    pauses = pauses or {}
     for done in range(0, count, block):
         for name, call in calls.items():
+            pause = pauses.get(name, lambda latencies: 0)(latencies)
             for number in range(10 + min(block, count - done)):
+                busy_until = time.perf_counter() + pause
+                while time.perf_counter() < busy_until:
+                    pass
                 started = time.perf_counter()
                 call()
                 if number >= 10:
@@ -176,16 +190,28 @@ def _latencies(url, database_url, backend, calls):
             if response.status_code != 201:
                 raise RuntimeError('reserve: %s' % response.text[:200])
 
+        def direct_reserve():
+            quota.QUOTAS.reserve(ctx, RESERVING_PROJECT, {'GPU': 1})
+
         measured = _interleaved({
             ROOT: lambda: get(url + '/', _root_is_right),
             USAGE: lambda: get(usage_url, _usage_is_right),
             RESERVE: post,
             DIRECT_USAGE: lambda: quota.QUOTAS.get_usage_document(
                 ctx, PROJECT),
-            DIRECT_RESERVE: lambda: quota.QUOTAS.reserve(
-                ctx, RESERVING_PROJECT, {'GPU': 1})}, calls)
+            DIRECT_RESERVE: direct_reserve,
+            PACED_RESERVE: direct_reserve}, calls,
+            pauses={PACED_RESERVE: _post_beyond_reserve})
     return [_latency_row(request, backend, latencies)
             for request, latencies in measured.items()]
+
+
+def _post_beyond_reserve(latencies):
+    """How much longer a POST takes than a reserve, by their medians so
+    far: how long the database idles between the reserves of POSTs."""
+    def median(name):
+        return statistics.median(latencies[name] or [0])
+    return max(0, median(RESERVE) - median(DIRECT_RESERVE))
 
 
 def _root_is_right(response):
@@ -275,15 +301,16 @@ def summary(rows):
     for backend in dict.fromkeys(r['backend'] for r in rows):
         one = {r['request']: r for r in rows
                if r['backend'] == backend and 'rate' not in r and 'p50' in r}
-        if len(one) == 5:
+        if len(one) == 6:
             root, usage, post = one[ROOT], one[USAGE], one[RESERVE]
-            direct = one[DIRECT_RESERVE]
-            bound = root['p50'] + direct['p50'] + 1
-            lines.append(
-                '%s: POST /v1/reservations p50 %.2f ms <= GET / %.2f + '
-                'QUOTAS.reserve %.2f + 1 ms = %.2f: %s' % (
-                    backend, post['p50'], root['p50'], direct['p50'], bound,
-                    _verdict(post['p50'] <= bound)))
+            for name in (DIRECT_RESERVE, PACED_RESERVE):
+                bound = root['p50'] + one[name]['p50'] + 1
+                lines.append(
+                    '%s: POST /v1/reservations p50 %.2f ms <= GET / %.2f + '
+                    '%s %.2f + 1 ms = %.2f: %s' % (
+                        backend, post['p50'], root['p50'], name,
+                        one[name]['p50'], bound,
+                        _verdict(post['p50'] <= bound)))
             lines.append(
                 '%s: GET usage p50 %.2f ms <= 2 x GET / %.2f ms (%.2fx; '
                 'QUOTAS.get_usage_document %.2f ms): %s' % (
