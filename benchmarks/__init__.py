@@ -5,6 +5,7 @@ describes them and the interface of a benchmark module."""
 
 import contextlib
 import tempfile
+import time
 
 from benchmarks import support
 from cyquota.conf import CONF
@@ -21,6 +22,15 @@ def use_database(url, migrate=False):
         CONF([], project='cyquota', default_config_files=[])
         _configured = True
     support.use_database(url, migrate=migrate)
+
+
+def busy(seconds):
+    """Keep this thread busy for ``seconds``: a client that paces its calls
+    as a server does between the parts of a request, busy rather than
+    asleep (the database idles either way)."""
+    until = time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        pass
 
 
 #: The failed row of a backend whose server cannot be reached.

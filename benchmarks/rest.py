@@ -39,6 +39,7 @@ import time
 
 import requests
 
+import benchmarks
 from benchmarks import report
 from benchmarks import support
 from cyquota import context as cyquota_context
@@ -161,9 +162,7 @@ def _interleaved(calls, count, block=50, pauses=None):
         for name, call in calls.items():
             pause = pauses.get(name, lambda latencies: 0)(latencies)
             for number in range(10 + min(block, count - done)):
-                busy_until = time.perf_counter() + pause
-                while time.perf_counter() < busy_until:
-                    pass
+                benchmarks.busy(pause)
                 started = time.perf_counter()
                 call()
                 if number >= 10:
