@@ -38,10 +38,11 @@ def reserve(dialect, limit, count, request_id):
 def end(target, count, dialect):
     """The one-statement end (``target``: committed or rolled back) of
     ``count`` reservations for ``dialect`` (``postgresql.end_ctes`` or
-    ``mariadb.end_block``), for ``run_alone``."""
+    ``mariadb.end_block``, prepared), for ``run_alone``."""
     if is_mariadb(dialect):
         return mariadb.end_block(target, count, dialect)
-    return postgresql.end_ctes(target, count, dialect)
+    return prepared.Prepared.of(postgresql.end_ctes(target, count),
+                                dialect)
 
 
 def runs_alone(context):

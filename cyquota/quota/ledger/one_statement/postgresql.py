@@ -7,7 +7,6 @@ from sqlalchemy.dialects import postgresql
 
 from cyquota.db import engine_tuning
 from cyquota.db import models
-from cyquota.db import prepared
 from cyquota.quota.ledger.one_statement import binds
 from cyquota.quota.ledger import statements as sql
 
@@ -73,9 +72,9 @@ def _request_unseen():
             .scalar_subquery().is_(None))
 
 
-def end_ctes(target, count, dialect):
+def end_ctes(target, count):
     """PostgreSQL's end (``target``: committed or rolled back) of ``count``
-    reservations as one statement, prepared: ``end_reservations`` of the
+    reservations as one SELECT of its CTEs: ``end_reservations`` of the
     uuids ``_uuid_<i>`` (for a rollback, of those holding no devices,
     which the step-by-step end gives back), then per resource the counts
     as ``END_RESERVED`` moves them and, for a commit, what each consumer
@@ -87,7 +86,7 @@ def end_ctes(target, count, dialect):
     length may scan the table rather than look each uuid up. The end of
     one reservation, an attach's commit, is ``end_one_ctes``."""
     if count == 1:
-        return prepared.Prepared.of(end_one_ctes(target), dialect)
+        return end_one_ctes(target)
     commit = target == models.COMMITTED
     ended = _ended(target, sql.RESERVATIONS.c.uuid.in_([
         sa.bindparam(binds.bind_name('_uuid', index), type_=sa.String)
@@ -112,9 +111,9 @@ def end_ctes(target, count, dialect):
                      == sa.select(sa.func.count()).select_from(holders)
                      .scalar_subquery())
     ended_count = sa.select(sa.func.count()).select_from(ended)
-    return prepared.Prepared.of(sa.select(_verdict(
+    return sa.select(_verdict(
         sa.and_(ended_count.scalar_subquery() == count, *moved),
-        ~sa.exists(sa.select(ended.c.id)))), dialect)
+        ~sa.exists(sa.select(ended.c.id))))
 
 
 def end_one_ctes(target):
