@@ -190,3 +190,37 @@ def with_metadata_key(session, keys=(), prefixes=()):
         if key in keys or key.startswith(tuple(prefixes)):
             found.setdefault(key, set()).add(agg)
     return found
+
+
+TENANT_KEY = 'filter_tenant_id'
+
+
+def _is_tenant_key(key):
+    return key == TENANT_KEY or key.startswith(TENANT_KEY + '_')
+
+
+def tenants_of(session, aggregate_uuids):
+    """The projects each aggregate names in its ``filter_tenant_id`` and
+    ``filter_tenant_id_<suffix>`` metadata (Nova's
+    AggregateMultiTenancyIsolation keys, each a project id or several
+    comma-separated).
+
+    :returns: ``{aggregate uuid: frozenset(project ids)}``, without the
+        aggregates that name no project.
+    """
+    if not aggregate_uuids:
+        return {}
+    rows = session.execute(
+        sa.select(_aggregates.c.uuid, _metadata.c.key, _metadata.c.value)
+        .join(_aggregates, _aggregates.c.id == _metadata.c.aggregate_id)
+        .where(_aggregates.c.uuid.in_(sorted(aggregate_uuids)),
+               _metadata.c.key.startswith(TENANT_KEY, autoescape=True)))
+    named = {}
+    for agg, key, value in rows:
+        # The LIKE may ignore case (MySQL): compare the key exactly here.
+        if not _is_tenant_key(key):
+            continue
+        projects = {item.strip() for item in value.split(',')}
+        named.setdefault(agg, set()).update(projects - {''})
+    return {agg: frozenset(projects) for agg, projects in named.items()
+            if projects}

@@ -80,7 +80,8 @@ def _claim(context, consumer_id, project_id, request, user_id):
                 user_id=user_id))
         except db_exc.DBDuplicateEntry:
             raise exception.ConsumerExists(consumer_id=consumer_id)
-        rule = pools.rule_for(session, request.member_keys)
+        rule = pools.rule_for(session, request.member_keys,
+                              pools.Carrier.of(context, project_id))
         chosen = next(candidates.iter_allocation_requests(
             session, request, rule), None)
         if chosen is None:
@@ -146,7 +147,8 @@ def claim(context, consumer_id, project_id, request, user_id=None):
 
     :param request: a ``request.DeviceRequest`` (``request.from_params``
         builds one from Placement-style query parameters); its member keys
-        drive the lease-pool rule.
+        drive the lease-pool rule, carried by ``context``'s roles acting
+        for ``project_id``.
     :returns: ``{provider_uuid: {"resources": {rc: amount}}}``, the body of
         Placement's allocations for the chosen candidate.
     :raises ConsumerExists: (409) the consumer already holds a claim.

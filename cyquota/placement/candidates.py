@@ -231,10 +231,12 @@ def _summaries(session, provider_ids):
 
 def search(context, request):
     """``GET /allocation_candidates`` for a DeviceRequest, lease-pool rule
-    included: ``{"allocation_requests": [...], "provider_summaries":
+    included (the request's member keys carried by the context's project
+    and roles): ``{"allocation_requests": [...], "provider_summaries":
     {...}}`` shaped as Placement 1.39 returns them."""
     with db_api.reader(context) as session:
-        rule = pools.rule_for(session, request.member_keys)
+        rule = pools.rule_for(session, request.member_keys,
+                              pools.Carrier.of(context))
         found = _limited(iter_allocation_requests(session, request, rule),
                          request.limit)
         used_ids = {provider_id for areq in found

@@ -12,10 +12,23 @@ reservation:`` and ``required_member_prefix = reservation:``:
   only on providers that are, or whose root is, in an aggregate whose
   metadata holds that key (its own pool; none if no aggregate holds it).
 
+A pool key is a capability: the pool aggregate's ``filter_tenant_id`` and
+``filter_tenant_id_<suffix>`` metadata (Nova's AggregateMultiTenancyIsolation
+keys) name the projects whose members may carry its key; a pool naming no
+project is the operator's, whose key only the admin and service roles may
+carry, acting for a project. The caller is a ``Carrier``. A key the carrier
+may not carry is handled as a key no aggregate holds, so that the answer
+(no devices) tells nothing of the pool, and it opens no pool:
+
+* a request carrying a default-forbidden key still stays out of every pool
+  but those holding a key it may carry (a provider in one of those may
+  also be in other pools: the operator shares it).
+
 Nova applies the same rule before calling Placement; cyquota applies it to
-``GET /v1/allocation_candidates`` and to device claims, on top of the
-request's own ``member_of``. Membership through the root makes a pool of
-compute nodes cover their devices, as aggregates on a root do in Placement.
+``GET /v1/allocation_candidates``, to device claims and to lease devices,
+on top of the request's own ``member_of``. Membership through the root
+makes a pool of compute nodes cover their devices, as aggregates on a root
+do in Placement.
 """
 
 import dataclasses
@@ -24,43 +37,96 @@ from cyquota.conf import CONF
 from cyquota.placement import aggregates
 
 
+PRIVILEGED_ROLES = frozenset(['admin', 'service'])
+
+
+@dataclasses.dataclass(frozen=True)
+class Carrier:
+    """Who carries a request's member keys.
+
+    :ivar project_id: the project the request is for.
+    :ivar privileged: the admin or service role, which may also carry the
+        operator's keys (of pools naming no project).
+    """
+
+    project_id: str = None
+    privileged: bool = False
+
+    @classmethod
+    def of(cls, context, project_id=None):
+        """The carrier of a request context acting for ``project_id``
+        (default: the context's own project)."""
+        roles = {role.lower() for role in context.roles or ()}
+        return cls(project_id or context.project_id,
+                   bool(context.is_admin or roles & PRIVILEGED_ROLES))
+
+    @classmethod
+    def lease_holder(cls, project_id):
+        """The carrier of a lease's own keys when its devices are chosen
+        again: they were checked at create, for a caller acting for the
+        lease's project with at most these rights."""
+        return cls(project_id, privileged=True)
+
+    def may_carry(self, tenants):
+        """Whether the key of a pool naming ``tenants`` (a set of project
+        ids, empty for the operator's pools) may be carried."""
+        if tenants:
+            return self.project_id in tenants
+        return self.privileged
+
+
 @dataclasses.dataclass(frozen=True)
 class PoolRule:
     """Aggregate constraints every provider of a candidate must meet.
 
     :ivar required: one set of aggregate uuids per carried required key;
         the provider or its root must be in one aggregate of each set.
-    :ivar forbidden: aggregate uuids neither the provider nor its root may
-        be in.
+    :ivar forbidden: the pools (aggregate uuids) the provider and its root
+        must stay out of...
+    :ivar opened: ...unless one of them is in one of these, the pools
+        whose key the request carries and may carry.
     """
 
     required: tuple = ()
     forbidden: frozenset = frozenset()
+    opened: frozenset = frozenset()
 
     def allows(self, provider_aggregates, root_aggregates):
         both = provider_aggregates | root_aggregates
         return (all(aggs & both for aggs in self.required)
-                and not self.forbidden & both)
+                and (not self.forbidden & both or bool(self.opened & both)))
 
 
 def _prefixes(option):
     return tuple(prefix for prefix in option if prefix)
 
 
-def rule_for(session, member_keys):
-    """The PoolRule for a request carrying ``member_keys``."""
+def rule_for(session, member_keys, carrier):
+    """The PoolRule for a request carrying ``member_keys``.
+
+    :param carrier: the ``Carrier`` of the request; the pools whose key it
+        may not carry count as not holding the key.
+    """
     required_prefixes = _prefixes(CONF.placement.required_member_prefix)
     forbidden_prefixes = _prefixes(
         CONF.placement.default_forbidden_member_prefix)
-    required_keys = sorted(key for key in member_keys
-                           if key.startswith(required_prefixes))
-    carries_pool_key = any(key.startswith(forbidden_prefixes)
-                           for key in member_keys)
-    lookup_prefixes = () if carries_pool_key else forbidden_prefixes
-    found = aggregates.with_metadata_key(session, keys=required_keys,
-                                         prefixes=lookup_prefixes)
-    required = tuple(frozenset(found.get(key, ())) for key in required_keys)
+    carried = sorted(key for key in member_keys
+                     if key.startswith(required_prefixes + forbidden_prefixes))
+    found = aggregates.with_metadata_key(session, keys=carried,
+                                         prefixes=forbidden_prefixes)
+    tenants = aggregates.tenants_of(session, set().union(
+        *(found.get(key, ()) for key in carried)))
+    # The pools holding each carried key that the carrier may enter.
+    holding = {key: frozenset(
+        agg for agg in found.get(key, ())
+        if carrier.may_carry(tenants.get(agg, frozenset())))
+        for key in carried}
+    required = tuple(holding[key] for key in carried
+                     if key.startswith(required_prefixes))
     forbidden = frozenset(
         agg for key, aggs in found.items()
-        if key.startswith(lookup_prefixes) for agg in aggs)
-    return PoolRule(required, forbidden)
+        if key.startswith(forbidden_prefixes) for agg in aggs)
+    opened = frozenset().union(*(
+        aggs for key, aggs in holding.items()
+        if key.startswith(forbidden_prefixes)))
+    return PoolRule(required, forbidden, opened)

@@ -107,15 +107,15 @@ def _room(session, records, resource_class, start, end, exclude_lease,
     return result
 
 
-def _eligible(session, want, provider_ids):
+def _eligible(session, want, provider_ids, carrier):
     """The providers (in id order) that ``want``'s ``member_of`` and the
-    lease-pool rule allow."""
+    lease-pool rule (keys carried by ``carrier``) allow."""
     roots = dict(session.execute(
         sa.select(_rp.c.id, _rp.c.root_provider_id)
         .where(_rp.c.id.in_(sorted(provider_ids)))).all())
     aggs = providers.aggregates_of(session, set(roots) | set(roots.values()))
     rule = pools.rule_for(session, [want.member_key] if want.member_key
-                          else [])
+                          else [], carrier)
     member_of = want.member_of
     allowed = []
     for provider_id in sorted(roots):
@@ -129,11 +129,12 @@ def _eligible(session, want, provider_ids):
     return allowed
 
 
-def choose(session, wants, start, end, exclude_lease=None):
+def choose(session, wants, start, end, carrier, exclude_lease=None):
     """Devices for every ``Want`` over ``[start, end)``: ``{want key:
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
-    (each part at most the inventory's ``max_unit``).
+    (each part at most the inventory's ``max_unit``). ``carrier`` (a
+    ``pools.Carrier``) carries the wants' member keys.
 
     :raises NoValidAllocation: (409) not enough room.
     """
@@ -146,7 +147,7 @@ def choose(session, wants, start, end, exclude_lease=None):
                      exclude_lease, lock=False)
         left = want.amount
         parts = []
-        for provider_id in _eligible(session, want, free):
+        for provider_id in _eligible(session, want, free, carrier):
             if not left:
                 break
             key = (provider_id, want.resource_class)

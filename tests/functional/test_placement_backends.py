@@ -92,3 +92,21 @@ def test_metadata_keys_differing_in_case(backend):
     else:
         assert aggregates.put(ctx, agg, None, metadata)[1][
             'metadata'] == metadata
+
+
+def test_pool_keys_follow_filter_tenant_id_exactly(seed):
+    # Neither MySQL's case-insensitive LIKE nor "_" as a wildcard may make
+    # another key name a project.
+    aggregates.put(seed.ctx, seed.agg['aggB'], 'pool of A', {
+        'reservation:r1': 'r1', 'filter_tenant_id': 'A, C',
+        'FILTER_TENANT_ID_X': 'B', 'filterXtenantXid': 'B'})
+    pool = {'cn2', 'numa2_1', 'numa2_2', 'ss1'}
+    params = {'resources': 'FPGA:1', 'member_key': 'reservation:r1'}
+
+    def chosen_for(project):
+        ctx = context.RequestContext(project_id=project, roles=['member'])
+        result = candidates.search(ctx, request.from_params(params))
+        return {seed.name_of(rp) for areq in result['allocation_requests']
+                for rp in areq['allocations']}
+    assert chosen_for('A') == chosen_for('C') == pool
+    assert chosen_for('B') == set()

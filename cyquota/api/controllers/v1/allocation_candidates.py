@@ -1,5 +1,6 @@
 """``GET /v1/allocation_candidates`` (Placement 1.39, plus the lease-pool
-rule and its ``member_key`` parameter)."""
+rule and its ``member_key`` parameter, whose keys the caller's project and
+roles carry)."""
 
 import pecan
 

@@ -1,0 +1,103 @@
+"""The pool key as a capability, end to end through the REST API on the real
+PostgreSQL: project B, which knows project A's pool key, cannot take A's
+pool (by a lease, a reservation's devices or allocation candidates); it
+gets the answer of a key that does not exist, and A's lease then still
+succeeds."""
+
+import datetime
+import uuid
+
+import pytest
+import webtest
+
+from cyquota.api import app
+
+ADMIN = {'X-Project-Id': 'ops', 'X-User-Id': 'admin', 'X-Roles': 'admin'}
+SERVICE = {'X-Project-Id': 'services', 'X-User-Id': 'nova',
+           'X-Roles': 'service'}
+KEY = 'reservation:pool-1'
+UNKNOWN = 'reservation:no-such-pool'
+START = (datetime.datetime.now(datetime.timezone.utc).replace(
+    minute=0, second=0, microsecond=0) + datetime.timedelta(hours=2))
+
+
+def member(project):
+    return {'X-Project-Id': project, 'X-User-Id': 'u-' + project,
+            'X-Roles': 'member,reader'}
+
+
+@pytest.fixture
+def api(backend):
+    """The API over the server's database, with project A's pool of 2
+    FPGAs (filter_tenant_id A) and an ordinary device of 2 FPGAs."""
+    http = webtest.TestApp(app.setup_app())
+    http.put_json('/v1/registered_limits/FPGA', {'default_limit': 4},
+                  headers=ADMIN)
+    pool = str(uuid.uuid4())
+    for name, aggs in (('pool-dev', [pool]), ('plain-dev', [])):
+        rp = http.post_json('/v1/resource_providers', {'name': name},
+                            headers=ADMIN).json['uuid']
+        http.put_json('/v1/resource_providers/%s/inventories' % rp, {
+            'resource_provider_generation': 0,
+            'inventories': {'FPGA': {'total': 2}}}, headers=ADMIN)
+        http.put_json('/v1/resource_providers/%s/aggregates' % rp, {
+            'resource_provider_generation': 1, 'aggregates': aggs},
+            headers=ADMIN)
+    http.put_json('/v1/aggregates/%s' % pool, {
+        'name': 'pool of A', 'metadata': {KEY: 'a',
+                                          'filter_tenant_id': 'A'}},
+        headers=ADMIN)
+    return http
+
+
+def _lease(key):
+    return {'lease': {
+        'start_date': START.isoformat(),
+        'end_date': (START + datetime.timedelta(hours=2)).isoformat(),
+        'reservations': [{'resource_type': 'accelerator:FPGA', 'amount': 2,
+                          'member_key': key}]}}
+
+
+def _errors(response):
+    """The error document without its request id, which differs."""
+    return [{field: value for field, value in error.items()
+             if field != 'request_id'} for error in response.json['errors']]
+
+
+def _refused_like_unknown(api, path, body, headers):
+    taken = api.post_json(path, body(KEY), headers=headers, status=409)
+    unknown = api.post_json(path, body(UNKNOWN), headers=headers,
+                            status=409)
+    assert _errors(taken) == _errors(unknown)
+    assert _errors(taken)[0]['code'] == 'cyquota.no_valid_allocation'
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_another_project_cannot_take_a_pool(api):
+    # A lease of project B carrying A's key.
+    _refused_like_unknown(api, '/v1/leases', _lease, member('B'))
+    assert api.get('/v1/leases', headers=member('B')).json['leases'] == []
+
+    # A service reserving for project B with A's key on the devices.
+    def reserve(key):
+        return {'project_id': 'B', 'deltas': {'FPGA': 2},
+                'consumer_id': 'vm-b', 'devices': {
+                    'resources': 'FPGA:2', 'member_key': key}}
+    _refused_like_unknown(api, '/v1/reservations', reserve, SERVICE)
+    usage = api.get('/v1/quota_usages/B', headers=ADMIN).json
+    assert usage['quota_usage']['resources']['FPGA']['reserved'] == 0
+
+    # Allocation candidates for the service's own project.
+    def candidates(key):
+        return api.get('/v1/allocation_candidates', params={
+            'resources': 'FPGA:2', 'member_key': key}, headers=SERVICE).json
+    assert candidates(KEY) == candidates(UNKNOWN) == {
+        'allocation_requests': [], 'provider_summaries': {}}
+
+    # A's lease still gets the whole pool.
+    made = api.post_json('/v1/leases', _lease(KEY), headers=member('A'),
+                         status=201).json['lease']
+    assert made['status'] == 'PENDING'
+    assert [(a['resource_provider_name'], a['amount'])
+            for a in made['reservations'][0]['allocations']] == [
+        ('pool-dev', 2)]
