@@ -9,8 +9,12 @@ class RequestContext(oslo_context.RequestContext):
     """A request context on which oslo.db enginefacade transactions nest."""
 
     def to_policy_values(self):
-        values = super().to_policy_values()
-        values['project_id'] = self.project_id
+        values = dict(super().to_policy_values())
+        if values.get('project_id') is None:
+            # oslo.policy compares str(None): a caller without a project
+            # would own the project named "None". Without the key, no
+            # project_id:%(project_id)s check matches.
+            values.pop('project_id', None)
         return values
 
 

@@ -183,12 +183,25 @@ class OverQuota(CyquotaException):
 
     def __init__(self, message=None, overs=(), **kwargs):
         overs = [dict(o) for o in overs]
-        kwargs.setdefault('summary', '; '.join(
-            "%(scope)s %(project_id)s over limit for %(resource)s "
-            "(limit %(limit)s, used %(used)s, reserved %(reserved)s, "
-            "requested %(requested)s)" % o for o in overs))
+        kwargs.setdefault('summary', '; '.join(_over_summary(o)
+                                               for o in overs))
         super().__init__(message, overs=overs, **kwargs)
         self.overs = overs
+
+
+#: What an ``overs`` entry may also tell, when it played a part: the peak
+#: of pending leases (``promised``) and, for a lease, what other leases
+#: hold at the peak of its window (``leases``).
+_OVER_EXTRAS = (('promised', 'promised'), ('leases', 'held by leases'))
+
+
+def _over_summary(over):
+    counts = ['limit %(limit)s', 'used %(used)s', 'reserved %(reserved)s']
+    counts += ['%s %%(%s)s' % (label, key) for key, label in _OVER_EXTRAS
+               if over.get(key)]
+    counts.append('requested %(requested)s')
+    return ('%(scope)s %(project_id)s over limit for %(resource)s ('
+            + ', '.join(counts) + ')') % over
 
 
 class EnforcementDenied(CyquotaException):

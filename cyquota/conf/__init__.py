@@ -7,6 +7,7 @@ from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
 from cyquota.conf import enforcement
+from cyquota.conf import leases
 from cyquota.conf import metrics
 from cyquota.conf import placement
 from cyquota.conf import quota
@@ -17,6 +18,7 @@ api.register_opts(CONF)
 conductor.register_opts(CONF)
 database.register_opts(CONF)
 enforcement.register_opts(CONF)
+leases.register_opts(CONF)
 metrics.register_opts(CONF)
 placement.register_opts(CONF)
 quota.register_opts(CONF)

@@ -4,12 +4,14 @@ from cyquota.conf import api
 from cyquota.conf import conductor
 from cyquota.conf import database
 from cyquota.conf import enforcement
+from cyquota.conf import leases
 from cyquota.conf import metrics
 from cyquota.conf import middleware
 from cyquota.conf import placement
 from cyquota.conf import quota
 
-_MODULES = (quota, conductor, api, placement, enforcement, metrics)
+_MODULES = (quota, conductor, api, placement, enforcement, leases,
+            metrics)
 
 
 def list_opts():

@@ -11,12 +11,12 @@ Placement parses them, pool keys.
 import dataclasses
 import datetime
 
-from oslo_utils import timeutils
-
+from cyquota.conf import CONF
 from cyquota.db import models
 from cyquota import exception
 from cyquota.placement import member_of as member_of_mod
 from cyquota.quota import resources as quota_resources
+from cyquota.quota import validation
 
 #: How far in the past a start may lie (a request's own travel time).
 START_GRACE = datetime.timedelta(seconds=60)
@@ -70,7 +70,10 @@ def parse_date(field, value, now):
         raise _invalid(field, '%r is not an ISO 8601 date and time' % value)
     if parsed.tzinfo is None:
         raise _invalid(field, '%r has no UTC offset' % value)
-    return timeutils.normalize_time(parsed)
+    try:
+        return validation.naive_utc(parsed)
+    except ValueError as error:
+        raise _invalid(field, '%r: %s' % (value, error))
 
 
 def _name(value, default):
@@ -159,6 +162,10 @@ def parse_create(lease, now):
     if not isinstance(items, list) or not items:
         raise _invalid('reservations', 'expected a non-empty list, got %r'
                        % (items,))
+    if len(items) > CONF.leases.max_reservations:
+        raise _invalid('reservations', 'a lease holds at most %d '
+                       'reservations ([leases] max_reservations), got %d'
+                       % (CONF.leases.max_reservations, len(items)))
     return LeaseRequest(_name(lease.get('name'), None), start, end,
                         [_reservation(i, item)
                          for i, item in enumerate(items)])
@@ -173,11 +180,11 @@ def parse_update(lease_id, changes, current, active, now):
     name = _name(changes.get('name'), current.name)
     start, end = current.start, current.end
     if 'start_date' in changes:
-        if active:
+        start = parse_date('start_date', changes['start_date'], now)
+        if active and start != current.start:
             raise exception.LeaseConflict(
                 action='change the start of', lease_id=lease_id,
                 status='ACTIVE')
-        start = parse_date('start_date', changes['start_date'], now)
     if 'end_date' in changes:
         end = parse_date('end_date', changes['end_date'], now)
     if active:
@@ -204,3 +211,41 @@ def parse_update(lease_id, changes, current, active, now):
                     status='ACTIVE')
             by_id[item['id']].amount = amount
     return LeaseRequest(name, start, end, reservations)
+
+
+#: What GET shows of a lease, and of each of its reservations, that a PUT
+#: may repeat (a client sending back what it read) but never change.
+FIXED_LEASE_FIELDS = ('id', 'project_id', 'user_id', 'status',
+                      'status_reason', 'created_at', 'updated_at')
+FIXED_RESERVATION_FIELDS = ('resource_type', 'member_of', 'member_key',
+                            'allocations')
+
+
+def repeats_fixed(changes):
+    """Whether an update's ``changes`` name a field of the fixed ones."""
+    if not isinstance(changes, dict):
+        return False
+    return (any(field in changes for field in FIXED_LEASE_FIELDS)
+            or any(field in item
+                   for item in changes.get('reservations') or ()
+                   if isinstance(item, dict)
+                   for field in FIXED_RESERVATION_FIELDS))
+
+
+def check_fixed(changes, view):
+    """Refuse (InvalidLease naming the field) a fixed field of ``changes``
+    whose value is not what the lease's ``view`` (its GET) shows."""
+    for field in FIXED_LEASE_FIELDS:
+        if field in changes and changes[field] != view[field]:
+            raise _invalid(field, 'it cannot change (the lease has %r)'
+                           % (view[field],))
+    shown = {r['id']: r for r in view['reservations']}
+    for index, item in enumerate(changes.get('reservations') or ()):
+        # A malformed item or an unknown id is parse_update's to name.
+        current = shown.get(item.get('id')) if isinstance(item, dict) \
+            else None
+        for field in FIXED_RESERVATION_FIELDS:
+            if current and field in item and item[field] != current[field]:
+                raise _invalid('reservations[%d].%s' % (index, field),
+                               'it cannot change (the reservation has %r)'
+                               % (current[field],))

@@ -24,6 +24,20 @@ _UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
 _MAX_EXPIRE = datetime.timedelta(days=3650)
 
 
+#: Why an aware date is refused when UTC has no room for it.
+OUTSIDE_UTC = 'it leaves the years 1-9999 once moved to UTC'
+
+
+def naive_utc(value):
+    """The aware datetime ``value`` as naive UTC; ValueError
+    (``OUTSIDE_UTC``) when UTC has no such date (``0001-01-01T00:00+01:00``,
+    ``9999-12-31T23:30-01:00``)."""
+    try:
+        return timeutils.normalize_time(value)
+    except OverflowError:
+        raise ValueError(OUTSIDE_UTC)
+
+
 def project_id(value):
     if not isinstance(value, str) or not _PROJECT_ID.match(value):
         raise exception.InvalidProjectId(
@@ -107,7 +121,10 @@ def expire(value, now=None):
     if value.tzinfo is None:
         raise exception.InvalidExpire(
             expire=given, reason='a date must carry its UTC offset')
-    value = timeutils.normalize_time(value)
+    try:
+        value = naive_utc(value)
+    except ValueError as error:
+        raise exception.InvalidExpire(expire=given, reason=str(error))
     if value <= now:
         raise exception.InvalidExpire(expire=given,
                                       reason='it is not in the future')

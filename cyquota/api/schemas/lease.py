@@ -49,6 +49,16 @@ POST_LEASE = {
     'additionalProperties': False,
 }
 
+_ALLOCATION = {
+    'type': 'object',
+    'properties': {
+        'id': {'type': 'string'},
+        'resource_provider_name': _STRING_OR_NULL,
+        'amount': {'type': 'integer'},
+    },
+    'additionalProperties': False,
+}
+
 PUT_LEASE = {
     'type': 'object',
     'properties': {
@@ -66,11 +76,27 @@ PUT_LEASE = {
                         'properties': {
                             'id': {'type': 'string'},
                             'amount': {'type': 'integer'},
+                            # What GET shows, repeated unchanged (the
+                            # LeaseEngine refuses a change).
+                            'resource_type': {'type': 'string'},
+                            'member_of': {'type': 'array',
+                                          'items': {'type': 'string'}},
+                            'member_key': _STRING_OR_NULL,
+                            'allocations': {'type': 'array',
+                                            'items': _ALLOCATION},
                         },
                         'required': ['id'],
                         'additionalProperties': False,
                     },
                 },
+                # What GET shows, repeated unchanged.
+                'id': {'type': 'string'},
+                'project_id': {'type': 'string'},
+                'user_id': _STRING_OR_NULL,
+                'status': {'type': 'string'},
+                'status_reason': _STRING_OR_NULL,
+                'created_at': _STRING_OR_NULL,
+                'updated_at': _STRING_OR_NULL,
             },
             'additionalProperties': False,
         },

@@ -67,29 +67,6 @@ class CreateRequest(base.APIBase):
     lease = wsme.wsattr(LeaseRequest, mandatory=True)
 
 
-class ReservationChange(base.APIBase):
-    """A new amount for the lease's reservation ``id``."""
-
-    id = wsme.wsattr(wtypes.text, mandatory=True)
-    amount = AMOUNT
-
-
-class LeaseChanges(base.APIBase):
-    """The lease of ``PUT /v1/leases/{id}``: what changes, and only
-    that."""
-
-    name = wtypes.text
-    start_date = wtypes.text
-    end_date = wtypes.text
-    reservations = [ReservationChange]
-
-
-class UpdateRequest(base.APIBase):
-    """Body of ``PUT /v1/leases/{id}``."""
-
-    lease = wsme.wsattr(LeaseChanges, mandatory=True)
-
-
 class Allocation(base.APIBase):
     """A device the lease holds: its resource provider and how much of
     it."""
@@ -97,6 +74,41 @@ class Allocation(base.APIBase):
     id = wtypes.text
     resource_provider_name = wtypes.text
     amount = int
+
+
+class ReservationChange(base.APIBase):
+    """A new amount for the lease's reservation ``id``; what else GET
+    shows of the reservation may be repeated, unchanged."""
+
+    id = wsme.wsattr(wtypes.text, mandatory=True)
+    amount = AMOUNT
+    resource_type = wtypes.text
+    member_of = [wtypes.text]
+    member_key = wtypes.text
+    allocations = [Allocation]
+
+
+class LeaseChanges(base.APIBase):
+    """The lease of ``PUT /v1/leases/{id}``: what changes; what else GET
+    shows of the lease may be repeated, unchanged."""
+
+    name = wtypes.text
+    start_date = wtypes.text
+    end_date = wtypes.text
+    reservations = [ReservationChange]
+    id = wtypes.text
+    project_id = wtypes.text
+    user_id = wtypes.text
+    status = wtypes.text
+    status_reason = wtypes.text
+    created_at = wtypes.text
+    updated_at = wtypes.text
+
+
+class UpdateRequest(base.APIBase):
+    """Body of ``PUT /v1/leases/{id}``."""
+
+    lease = wsme.wsattr(LeaseChanges, mandatory=True)
 
 
 class Reservation(base.APIBase):
