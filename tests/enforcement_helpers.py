@@ -47,15 +47,18 @@ def context_document(project_id='project-a', user_id='user-a',
             'auth_url': auth_url, 'region_name': region_name}
 
 
-def lease_document(seconds=3600, amount=1, name='lease-1', start=START):
-    """A lease document of ``amount`` FPGAs for ``seconds`` from ``start``."""
-    return payload.lease_payload(
+def lease_document(seconds=3600, amount=1, name='lease-1', start=START,
+                   lease_id=None):
+    """A lease document of ``amount`` FPGAs for ``seconds`` from ``start``,
+    of id ``lease_id``."""
+    return payload.with_lease_id(payload.lease_payload(
         name, start, start + datetime.timedelta(seconds=seconds),
         [{'resource_type': 'accelerator:FPGA', 'amount': amount,
           'member_of': [], 'member_key': None,
           'allocations': [{'id': 'rp-%d' % index,
                            'resource_provider_name': 'fpga-%d' % index,
-                           'extra': {}} for index in range(amount)]}])
+                           'extra': {}} for index in range(amount)]}]),
+        lease_id)
 
 
 class ThreadedServer:

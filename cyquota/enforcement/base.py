@@ -5,9 +5,9 @@ A filter is a class registered under an entry point in the
 ``[enforcement] enabled_filters``. The chain builds one instance per
 process with ``Filter(conf)`` and calls it with the payloads of
 :mod:`cyquota.enforcement.payload`: ``context`` is the dict
-``{user_id, project_id, auth_url, region_name}`` and a lease is the dict
-``{name, start_date, end_date, reservations}``. Each filter gets its own
-copy of them.
+``{user_id, project_id, auth_url, region_name}`` (``project_id``: the
+lease's project) and a lease is the dict ``{id, name, start_date, end_date,
+reservations}``. Each filter gets its own copy of them.
 """
 
 import contextlib
@@ -16,8 +16,8 @@ import contextvars
 from cyquota.conf import CONF
 from cyquota import exception
 
-# Payloads carry no lease id (filters must not depend on it), but log lines
-# need it: the chain sets it around each call.
+# Log lines of code that has no lease document at hand need the lease's
+# id: the chain sets it around each call.
 _lease_id = contextvars.ContextVar('cyquota_enforcement_lease_id',
                                    default=None)
 

@@ -4,8 +4,8 @@ Filters are loaded by name through stevedore from the entry point group
 ``cyquota.enforcement.filters``, in the order of ``[enforcement]
 enabled_filters``. On create and update they run in that order and the
 first denial (``exception.EnforcementDenied``) stops the chain; on end every
-filter is told and nothing it does can fail the end. Projects in
-``[enforcement] exempted_projects`` skip every filter.
+filter is told and nothing it does can fail the end. Leases of projects
+in ``[enforcement] exempted_projects`` skip every filter.
 
 The chain runs no database transaction: callers run it outside theirs, so
 that a slow filter (an external service) never holds a lock.
@@ -118,34 +118,47 @@ class FilterChain:
         return [enforcement_filter.name for enforcement_filter
                 in self.filters]
 
-    def check_create(self, context, lease, lease_id=None):
+    def check_create(self, context, lease, lease_id=None, project_id=None):
         """Run ``check_create`` of each filter on a new lease.
 
         :param context: the request context of the caller (an
-            ``oslo_context`` RequestContext).
+            ``oslo_context`` RequestContext): its user is ``user_id``.
         :param lease: the lease document (``payload.lease_payload``).
-        :param lease_id: the lease's id, for log lines only.
+        :param lease_id: the lease's id: the document's ``id`` and the
+            log lines'.
+        :param project_id: the lease's project: ``context.project_id`` of
+            the documents and what ``exempted_projects`` is judged on (the
+            caller's project when None, a lease of its own).
         :raises exception.EnforcementDenied: the first filter's denial.
         """
-        self._check('check_create', context, lease_id, lease)
+        self._check('check_create', context, lease_id, project_id, lease)
 
-    def check_update(self, context, current_lease, lease, lease_id=None):
+    def check_update(self, context, current_lease, lease, lease_id=None,
+                     project_id=None):
         """Run ``check_update`` of each filter on a change of
         ``current_lease`` into ``lease`` (both lease documents) requested by
-        the user of ``context``.
+        the user of ``context``; ``lease_id`` and ``project_id`` as in
+        :meth:`check_create`.
 
         :raises exception.EnforcementDenied: the first filter's denial.
         """
-        self._check('check_update', context, lease_id, current_lease, lease)
+        self._check('check_update', context, lease_id, project_id,
+                    current_lease, lease)
 
-    def on_end(self, context, lease, lease_id=None):
-        """Tell every filter that ``lease`` has ended. Never raises: a
-        filter's error is logged and the next filter is told all the same.
+    def on_end(self, context, lease, lease_id=None, project_id=None):
+        """Tell every filter that ``lease`` has ended (``context``: the
+        user who ended it, or at a scheduled end the lease's creator;
+        ``lease_id`` and ``project_id`` as in :meth:`check_create`). Never
+        raises: a filter's error is logged and the next filter is told all
+        the same.
         """
         try:
-            if not self.filters or self._is_exempt(context):
+            project_id = self._project_of(context, project_id)
+            if not self.filters or self._is_exempt(context, project_id):
                 return
-            context_document = payload.context_payload(context, self.conf)
+            context_document = payload.context_payload(context, self.conf,
+                                                       project_id)
+            lease = payload.with_lease_id(lease, lease_id)
         except Exception:
             LOG.exception('Lease %s: usage enforcement filters cannot be '
                           'told of its end', lease_id)
@@ -163,14 +176,22 @@ class FilterChain:
                                   'all the same)', lease_id,
                                   enforcement_filter.name)
 
-    def _check(self, call, context, lease_id, *leases):
-        if not self.filters or self._is_exempt(context):
+    def _check(self, call, context, lease_id, project_id, *leases):
+        project_id = self._project_of(context, project_id)
+        if not self.filters or self._is_exempt(context, project_id):
             return
-        context_document = payload.context_payload(context, self.conf)
+        context_document = payload.context_payload(context, self.conf,
+                                                   project_id)
+        leases = tuple(payload.with_lease_id(lease, lease_id)
+                       for lease in leases)
         with base.checking_lease(lease_id):
             for enforcement_filter in self.filters:
                 self._run(enforcement_filter, call, lease_id,
                           context_document, leases)
+
+    @staticmethod
+    def _project_of(context, project_id):
+        return context.project_id if project_id is None else project_id
 
     @staticmethod
     def _run(enforcement_filter, call, lease_id, context_document, leases):
@@ -194,8 +215,9 @@ class FilterChain:
                 reason='The usage enforcement filter %s failed; the request '
                        'is refused.' % enforcement_filter.name) from None
 
-    def _is_exempt(self, context):
-        project_id = context.project_id
+    def _is_exempt(self, context, project_id):
+        # The lease's project, never the caller's: an admin of an exempted
+        # project acting for another one is not exempt.
         if project_id in self._exempt_ids:
             return True
         if not self._exempt_names or project_id is None:

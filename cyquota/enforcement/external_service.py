@@ -10,7 +10,8 @@ The service gets a JSON POST per call, with the static token of
 It answers 204 to allow, or 403 with ``{"message": "..."}`` to refuse. Any
 other answer, and any transport error, refuses unless ``allow_on_error``;
 the user then gets a generic message, never the service's body. On-end
-cannot refuse anything: its errors are logged only.
+cannot refuse anything: its errors are logged only. ``timeout`` is the
+deadline of the whole call, connect to last byte (:mod:`.deadline`).
 """
 
 import collections
@@ -23,6 +24,8 @@ from oslo_log import log as logging
 import requests
 
 from cyquota.enforcement import base
+from cyquota.enforcement import deadline
+from cyquota.redaction import mask_url
 
 LOG = logging.getLogger(__name__)
 
@@ -70,7 +73,7 @@ def _transport_error_kind(error):
 def _refusal_message(response):
     """The string ``message`` of a 403's JSON object body, else None."""
     body = b''
-    # iter_content turns a read timeout into a requests exception.
+    # iter_content turns a read error into a requests exception.
     for chunk in response.iter_content(8192):
         body += chunk
         if len(body) >= MAX_MESSAGE_BODY:
@@ -115,7 +118,7 @@ class ExternalServiceFilter(base.BaseFilter):
                 '[enforcement_external] ca_file %s is not a file'
                 % options.ca_file)
         self._verify = options.ca_file or True
-        self._timeout = (options.timeout, options.timeout)
+        self._timeout = options.timeout
         self._allow_on_error = options.allow_on_error
         self._headers = {'Content-Type': 'application/json'}
         if options.token:
@@ -140,12 +143,13 @@ class ExternalServiceFilter(base.BaseFilter):
         answer = self._post(url, {'context': context, 'lease': lease})
         if answer.status == 204:
             LOG.info('%s on-end of lease %s: POST %s -> 204 in %.3fs',
-                     self.name, base.current_lease_id(), url, answer.seconds)
+                     self.name, base.current_lease_id(), mask_url(url),
+                     answer.seconds)
         else:
             LOG.warning('%s on-end of lease %s: POST %s -> %s in %.3fs '
                         '(ignored: the lease has ended)', self.name,
-                        base.current_lease_id(), url, answer.describe(),
-                        answer.seconds)
+                        base.current_lease_id(), mask_url(url),
+                        answer.describe(), answer.seconds)
 
     def _check(self, call, document):
         url = self.endpoints[call]
@@ -155,6 +159,7 @@ class ExternalServiceFilter(base.BaseFilter):
                       self.name, call, lease_id)
             return
         answer = self._post(url, document)
+        url = mask_url(url)
         if answer.status == 204:
             LOG.info('%s %s of lease %s: POST %s -> 204 in %.3fs: allowed',
                      self.name, call, lease_id, url, answer.seconds)
@@ -175,26 +180,39 @@ class ExternalServiceFilter(base.BaseFilter):
         self.deny(ERROR_REFUSAL % answer.describe())
 
     def _post(self, url, document):
-        """POST ``document`` to ``url``: its :class:`Answer`."""
+        """POST ``document`` to ``url``: its :class:`Answer`, within
+        ``timeout`` seconds from connect to last byte."""
         started = time.monotonic()
-        try:
-            with self._session().post(
-                    url, data=json.dumps(document), headers=self._headers,
-                    timeout=self._timeout, verify=self._verify,
-                    # A redirect would carry the token somewhere else.
-                    allow_redirects=False, stream=True) as response:
-                message = (_refusal_message(response)
-                           if response.status_code == 403 else None)
-                return Answer(response.status_code, message, None,
-                              time.monotonic() - started)
-        except requests.RequestException as error:
-            # The error names the URL and the cause, never the headers.
-            LOG.info('%s: POST %s failed: %s', self.name, url, error)
-            return Answer(None, None, _transport_error_kind(error),
-                          time.monotonic() - started)
+        with deadline.Deadline(self._timeout) as limit:
+            try:
+                with self._session().post(
+                        url, data=json.dumps(document), headers=self._headers,
+                        timeout=(self._timeout, self._timeout),
+                        verify=self._verify,
+                        # A redirect would carry the token somewhere else.
+                        allow_redirects=False, stream=True) as response:
+                    status = response.status_code
+                    message = (_refusal_message(response)
+                               if status == 403 else None)
+            except (requests.RequestException, OSError) as error:
+                # The error names the URL and the cause, never the headers.
+                LOG.info('%s: POST %s failed: %s', self.name, mask_url(url),
+                         mask_url(error))
+                status, message = None, None
+                kind = _transport_error_kind(error)
+        seconds = time.monotonic() - started
+        if limit.expired:
+            # Whatever the cut left (an error, a short body), the service
+            # did not answer in time.
+            LOG.info('%s: POST %s: no complete answer within %gs',
+                     self.name, mask_url(url), self._timeout)
+            return Answer(None, None, 'timeout', seconds)
+        if status is None:
+            return Answer(None, None, kind, seconds)
+        return Answer(status, message, None, seconds)
 
     def _session(self):
         session = getattr(self._local, 'session', None)
         if session is None:
-            session = self._local.session = requests.Session()
+            session = self._local.session = deadline.session()
         return session

@@ -1,12 +1,16 @@
 """The documents filters receive, exactly as Blazar defined them.
 
-``context``: ``{user_id, project_id, auth_url, region_name}``.
-``lease``: ``{name, start_date, end_date, reservations: [{resource_type,
-amount, member_of, member_key, allocations: [{id, resource_provider_name,
-extra}]}]}``. Nothing else: no lease or reservation ids, no timestamps, no
-token, so that a filter decides on what the user asked and what cyquota
-chose, and an external service learns nothing more. Dates are ISO 8601
-strings with an explicit UTC offset (``2020-05-13T00:00:00+00:00``).
+``context``: ``{user_id, project_id, auth_url, region_name}``, where
+``project_id`` is the lease's project (its owner, as Blazar's
+``format_context`` names it) and ``user_id`` the user acting.
+``lease``: ``{id, name, start_date, end_date, reservations:
+[{resource_type, amount, member_of, member_key, allocations: [{id,
+resource_provider_name, extra}]}]}``, ``id`` being the lease's uuid (the
+chain sets it: :func:`with_lease_id`). Nothing else: no reservation ids, no
+timestamps, no token, so that a filter decides on what the user asked and
+what cyquota chose, and an external service learns nothing more. Dates are
+ISO 8601 strings with an explicit UTC offset
+(``2020-05-13T00:00:00+00:00``).
 """
 
 import copy
@@ -15,14 +19,18 @@ import datetime
 from cyquota.conf import CONF
 
 
-def context_payload(request_context, conf=None):
+def context_payload(request_context, conf=None, project_id=None):
     """The ``context`` document of a request context (an
-    ``oslo_context.context.RequestContext``): the caller's user and project,
-    and ``[enforcement] auth_url`` / ``region_name`` (None when unset)."""
+    ``oslo_context.context.RequestContext``): the caller's user, the
+    lease's project ``project_id`` (the caller's when None: a lease of its
+    own), and ``[enforcement] auth_url`` / ``region_name`` (None when
+    unset)."""
     conf = CONF if conf is None else conf
+    if project_id is None:
+        project_id = request_context.project_id
     return {
         'user_id': request_context.user_id,
-        'project_id': request_context.project_id,
+        'project_id': project_id,
         'auth_url': conf.enforcement.auth_url,
         'region_name': conf.enforcement.region_name,
     }
@@ -72,9 +80,9 @@ def reservation_payload(reservation):
 
 
 def lease_payload(name, start_date, end_date, reservations):
-    """The ``lease`` document: ``start_date`` and ``end_date`` are aware
-    datetimes (or naive ones in UTC), ``reservations`` mappings as taken
-    by :func:`reservation_payload`."""
+    """The ``lease`` document but its ``id``: ``start_date`` and
+    ``end_date`` are aware datetimes (or naive ones in UTC),
+    ``reservations`` mappings as taken by :func:`reservation_payload`."""
     return {
         'name': name,
         'start_date': format_date(start_date),
@@ -82,3 +90,13 @@ def lease_payload(name, start_date, end_date, reservations):
         'reservations': [reservation_payload(reservation)
                          for reservation in reservations],
     }
+
+
+def with_lease_id(lease, lease_id):
+    """A copy of the ``lease`` document whose ``id`` is ``lease_id`` (when
+    None: the document's own ``id``, else None), first among its keys as
+    in the contract."""
+    document = {'id': lease.get('id') if lease_id is None else lease_id}
+    document.update((key, value) for key, value in lease.items()
+                    if key != 'id')
+    return document

@@ -36,6 +36,7 @@ from cyquota import exception
 from cyquota.leases import events
 from cyquota.leases import request as request_mod
 from cyquota.leases import store
+from cyquota.placement import pools
 from cyquota.placement import windows
 from cyquota import quota
 from cyquota.quota import validation
@@ -123,10 +124,12 @@ class LeaseEngine:
         with db_api.reader(context) as session:
             conn = session.connection()
             preview = windows.choose(conn, _wants(wanted), wanted.start,
-                                     wanted.end)
+                                     wanted.end,
+                                     pools.Carrier.of(context, project_id))
             document = self._payload(conn, wanted, chosen=preview)
         try:
-            self.chain.check_create(context, document, lease_id=lease_id)
+            self.chain.check_create(context, document, lease_id=lease_id,
+                                    project_id=project_id)
         except exception.EnforcementDenied as denied:
             self._store_refused(context, lease_id, project_id, wanted,
                                 denied.message)
@@ -168,7 +171,8 @@ class LeaseEngine:
             if overs:
                 raise exception.OverQuota(overs=overs)
             chosen = windows.choose(conn, _wants(wanted), wanted.start,
-                                    wanted.end)
+                                    wanted.end,
+                                    pools.Carrier.of(context, project_id))
             windows.check(conn, chosen, wanted.start, wanted.end)
             store.insert(conn, lease_id, project_id, context.user_id, wanted,
                          status, {r: holdings.root_id(r) for r in amounts})
@@ -222,18 +226,23 @@ class LeaseEngine:
                                               lease_id=lease_id,
                                               status=row.status)
             active = row.status == lease_models.ACTIVE
+            if request_mod.repeats_fixed(changes):
+                request_mod.check_fixed(changes, store.view(conn, row))
             current = store.request_of(conn, row)
             wanted = request_mod.parse_update(lease_id, changes, current,
                                               active, now)
             if active:
                 preview = None
             else:
-                preview = windows.choose(conn, _wants(wanted), wanted.start,
-                                         wanted.end, exclude_lease=lease_id)
+                preview = windows.choose(
+                    conn, _wants(wanted), wanted.start, wanted.end,
+                    pools.Carrier.lease_holder(row.project_id),
+                    exclude_lease=lease_id)
             before = self._payload(conn, current, lease_id=lease_id)
             after = self._payload(conn, wanted, chosen=preview,
                                   lease_id=lease_id)
-        self.chain.check_update(context, before, after, lease_id=lease_id)
+        self.chain.check_update(context, before, after, lease_id=lease_id,
+                                project_id=row.project_id)
         try:
             self._update(context, lease_id, row.updated_at, wanted)
         except exception.OverQuota as refused:
@@ -266,8 +275,10 @@ class LeaseEngine:
                 windows.reschedule(conn, lease_id, wanted.start, wanted.end)
             else:
                 windows.forget(conn, lease_id)
-                chosen = windows.choose(conn, _wants(wanted), wanted.start,
-                                        wanted.end, exclude_lease=lease_id)
+                chosen = windows.choose(
+                    conn, _wants(wanted), wanted.start, wanted.end,
+                    pools.Carrier.lease_holder(row.project_id),
+                    exclude_lease=lease_id)
                 windows.check(conn, chosen, wanted.start, wanted.end,
                               exclude_lease=lease_id)
                 windows.promise(conn, lease_id, chosen, wanted.start,
@@ -284,7 +295,8 @@ class LeaseEngine:
         document, row = self._end(context, lease_id)
         events.started_or_ended(context, 'end',
                                 events.summary(row, lease_models.ENDED))
-        self.chain.on_end(context, document, lease_id=lease_id)
+        self.chain.on_end(context, document, lease_id=lease_id,
+                          project_id=row.project_id)
 
     def start_due(self, context):
         """Start every PENDING lease whose start has come; returns how

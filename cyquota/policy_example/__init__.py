@@ -8,8 +8,10 @@ refuses (403) a lease whose cost, plus the charges the project was given
 in the last window, exceeds the budget. ``check-update`` re-prices the
 lease: its charge is replaced by the new cost (refused if that exceeds the
 budget; an update that costs no more is always allowed). ``on-end`` refunds
-the unused time of a lease that ended before its ``end_date``. Payloads
-carry no lease id, so a lease is known by its project and name.
+the unused time of a lease that ended before its ``end_date``. A lease is
+known by its ``id``, else (Blazar's check-create sends none) by its name
+within its project. It serves Blazar too: naive dates are read as UTC and
+a ``physical:host`` reservation is charged for its ``max`` hosts.
 
 Modules: :mod:`.store` (the charges, in SQLite), :mod:`.policy` (the
 decisions), :mod:`.app` (the WSGI app), :mod:`.server` (the command).

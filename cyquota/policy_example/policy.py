@@ -13,10 +13,12 @@ class InvalidDocument(ValueError):
     """The request body is not a document cyquota would send."""
 
 
-#: A lease as the policy prices it: dates in epoch seconds, the number of
-#: accelerators over its reservations, its cost in accelerator-hours.
+#: A lease as the policy prices it: its id (None when the caller sent none,
+#: as Blazar on create) and name, dates in epoch seconds, the number of
+#: accelerators (or hosts) over its reservations, its cost in hours.
 LeaseCost = collections.namedtuple(
-    'LeaseCost', ['name', 'start', 'end', 'accelerators', 'hours'])
+    'LeaseCost', ['lease_id', 'name', 'start', 'end', 'accelerators',
+                  'hours'])
 
 #: The answer to a check: ``allowed``, and the message of a refusal.
 Decision = collections.namedtuple('Decision', ['allowed', 'message'])
@@ -32,9 +34,32 @@ def _timestamp(lease, field):
         raise InvalidDocument('lease.%s must be an ISO 8601 date, not %r'
                               % (field, value)) from None
     if parsed.tzinfo is None:
-        raise InvalidDocument('lease.%s has no UTC offset: %r'
-                              % (field, value))
+        # Blazar sends its naive dates, which are UTC.
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
     return parsed.timestamp()
+
+
+def _count(reservation, index):
+    """What one reservation is charged for: its ``amount``, or for a
+    Blazar ``physical:host`` reservation its ``max`` hosts."""
+    if not isinstance(reservation, dict):
+        raise InvalidDocument('lease.reservations[%d] must be an object'
+                              % index)
+    field = 'amount'
+    if 'amount' not in reservation and 'max' in reservation:
+        field = 'max'
+    value = reservation.get(field)
+    if isinstance(value, str) and value.isdigit():
+        # Blazar passes a host reservation's min and max as the user wrote
+        # them.
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidDocument(
+            'lease.reservations[%d] (%s) needs an amount, or for a '
+            'physical:host reservation a max, that is a non-negative '
+            'integer, not %r' % (index, reservation.get('resource_type'),
+                                 value))
+    return value
 
 
 def project_of(context):
@@ -50,25 +75,20 @@ def price(lease):
     reservations of amount x duration in hours."""
     if not isinstance(lease, dict):
         raise InvalidDocument('a lease must be an object')
-    name = lease.get('name')
+    lease_id, name = lease.get('id'), lease.get('name')
+    if lease_id is not None and not isinstance(lease_id, str):
+        raise InvalidDocument('lease.id must be a string or null')
     if name is not None and not isinstance(name, str):
         raise InvalidDocument('lease.name must be a string or null')
     start, end = _timestamp(lease, 'start_date'), _timestamp(lease, 'end_date')
     reservations = lease.get('reservations')
     if not isinstance(reservations, list):
         raise InvalidDocument('lease.reservations must be a list')
-    accelerators = 0
-    for reservation in reservations:
-        amount = reservation.get('amount') if isinstance(
-            reservation, dict) else None
-        if (not isinstance(amount, int) or isinstance(amount, bool)
-                or amount < 0):
-            raise InvalidDocument('each reservation needs an amount, a '
-                                  'non-negative integer')
-        accelerators += amount
+    accelerators = sum(_count(reservation, index)
+                       for index, reservation in enumerate(reservations))
     hours = accelerators * max(0.0, end - start) / 3600
-    # Leases without a name share the name '': name them to be told apart.
-    return LeaseCost(name or '', start, end, accelerators, hours)
+    return LeaseCost(lease_id or None, name or '', start, end, accelerators,
+                     hours)
 
 
 class AcceleratorHoursPolicy:
@@ -109,8 +129,8 @@ class AcceleratorHoursPolicy:
             if charged + cost.hours > self.budget:
                 decision = self._refusal(project_id, cost, charged)
             else:
-                self.store.add(cursor, project_id, cost.name, now,
-                               cost.start, cost.end, cost.accelerators,
+                self.store.add(cursor, project_id, cost.lease_id, cost.name,
+                               now, cost.start, cost.end, cost.accelerators,
                                cost.hours)
                 decision = ALLOWED
         LOG.info('check-create project %s lease %r: costs %.2f h, %.2f of '
@@ -124,10 +144,16 @@ class AcceleratorHoursPolicy:
         that would exceed the budget and cost more than before."""
         project_id = project_of(context)
         current, cost = price(current_lease), price(lease)
+        # Blazar's requested lease has a name only when it is renamed, and
+        # no id: both are the current lease's then.
+        cost = cost._replace(
+            lease_id=cost.lease_id or current.lease_id,
+            name=cost.name if lease.get('name') else current.name)
         now = self.clock()
         since = now - self.window
         with self.store.transaction() as cursor:
-            charge = self.store.open_charge(cursor, project_id, current.name)
+            charge = self.store.open_charge(cursor, project_id,
+                                            cost.lease_id, current.name)
             charged = self.store.charged_since(cursor, project_id, since)
             previous = charge.hours if charge else 0.0
             # The lease's own charge is replaced, not added to.
@@ -136,13 +162,14 @@ class AcceleratorHoursPolicy:
             if cost.hours > previous and others + cost.hours > self.budget:
                 decision = self._refusal(project_id, cost, others)
             elif charge:
-                self.store.reprice(cursor, charge.id, cost.name, cost.start,
-                                   cost.end, cost.accelerators, cost.hours)
+                self.store.reprice(cursor, charge.id, cost.lease_id,
+                                   cost.name, cost.start, cost.end,
+                                   cost.accelerators, cost.hours)
                 decision = ALLOWED
             else:
                 # Charged before this service kept books: charge it now.
-                self.store.add(cursor, project_id, cost.name, now,
-                               cost.start, cost.end, cost.accelerators,
+                self.store.add(cursor, project_id, cost.lease_id, cost.name,
+                               now, cost.start, cost.end, cost.accelerators,
                                cost.hours)
                 decision = ALLOWED
         LOG.info('check-update project %s lease %r: re-priced from %.2f h '
@@ -158,7 +185,8 @@ class AcceleratorHoursPolicy:
         project_id, cost = project_of(context), price(lease)
         now = self.clock()
         with self.store.transaction() as cursor:
-            charge = self.store.open_charge(cursor, project_id, cost.name)
+            charge = self.store.open_charge(cursor, project_id,
+                                            cost.lease_id, cost.name)
             if charge is None:
                 LOG.info('on-end project %s lease %r: no open charge, '
                          'nothing to refund', project_id, cost.name)
@@ -166,9 +194,9 @@ class AcceleratorHoursPolicy:
             used = cost.accelerators * max(
                 0.0, min(now, cost.end) - cost.start) / 3600
             hours = min(charge.hours, used)
-            self.store.reprice(cursor, charge.id, cost.name, cost.start,
-                               cost.end, cost.accelerators, hours,
-                               ended=True)
+            self.store.reprice(cursor, charge.id, cost.lease_id, cost.name,
+                               cost.start, cost.end, cost.accelerators,
+                               hours, ended=True)
         LOG.info('on-end project %s lease %r: used %.2f of %.2f h charged, '
                  '%.2f h refunded', project_id, cost.name, hours,
                  charge.hours, charge.hours - hours)
@@ -182,7 +210,8 @@ class AcceleratorHoursPolicy:
             'budget_hours': self.budget,
             'window_seconds': self.window,
             'charged_hours': sum(charge.hours for charge in charges),
-            'leases': [{'name': charge.lease_name,
+            'leases': [{'id': charge.lease_id,
+                        'name': charge.lease_name,
                         'hours': charge.hours,
                         'ended': bool(charge.ended),
                         'charged_at': datetime.datetime.fromtimestamp(

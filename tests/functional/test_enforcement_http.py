@@ -88,7 +88,7 @@ def test_check_create_request(tmp_path, services):
                         'region_name': 'RegionOne'},
         'enforcement_external': {'endpoint_url': service.url,
                                  'token': TOKEN}})
-    lease = helpers.lease_document(amount=2)
+    lease = helpers.lease_document(amount=2, lease_id='lease-uuid-1')
     chain.load_chain(conf).check_create(
         helpers.request_context('p-1', 'u-1'), lease, 'lease-uuid-1')
     (request,) = service.requests
@@ -101,15 +101,17 @@ def test_check_create_request(tmp_path, services):
                     'region_name': 'RegionOne'},
         'lease': lease}
     assert set(json.loads(request['body'])['lease']) == {
-        'name', 'start_date', 'end_date', 'reservations'}
+        'id', 'name', 'start_date', 'end_date', 'reservations'}
 
 
 def test_check_update_request(tmp_path, services):
     service = services()
-    current = helpers.lease_document(3600)
-    requested = helpers.lease_document(7200, amount=2)
+    current = helpers.lease_document(3600, lease_id='lease-uuid-1')
+    requested = helpers.lease_document(7200, amount=2, name='renamed',
+                                       lease_id='lease-uuid-1')
     chain.FilterChain([make_filter(tmp_path, service.url)]).check_update(
-        helpers.request_context('p-1', 'updater'), current, requested)
+        helpers.request_context('p-1', 'updater'), current, requested,
+        'lease-uuid-1')
     (request,) = service.requests
     assert request['path'] == '/check-update'
     assert request['headers']['X-Auth-Token'] == TOKEN
@@ -121,7 +123,7 @@ def test_check_update_request(tmp_path, services):
 
 def test_on_end_request(tmp_path, services):
     service = services()
-    lease = helpers.lease_document()
+    lease = helpers.lease_document(lease_id='lease-uuid-1')
     chain.FilterChain([make_filter(tmp_path, service.url)]).on_end(
         helpers.request_context('p-1', 'u-1'), lease, 'lease-uuid-1')
     (request,) = service.requests
@@ -313,7 +315,7 @@ def test_tls_verified_with_ca_file(tmp_path, tls_services,
     assert check_create(make_filter(tmp_path, service.url, allow_on_error,
                                     ca_file=str(ca_file))) == 'over TLS'
     assert json.loads(service.requests[0]['body'])['lease'] == \
-        helpers.lease_document()
+        helpers.lease_document(lease_id='lease-uuid-1')
 
 
 @pytest.mark.parametrize('allow_on_error', [False, True])

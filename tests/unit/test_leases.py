@@ -221,7 +221,7 @@ def test_a_refused_create_leaves_the_lease_in_error_holding_nothing(
     assert set(body) == {'context', 'lease'}
     assert body['context'] == {'user_id': 'u1', 'project_id': 'p1',
                                'auth_url': None, 'region_name': None}
-    assert set(body['lease']) == {'name', 'start_date', 'end_date',
+    assert set(body['lease']) == {'id', 'name', 'start_date', 'end_date',
                                   'reservations'}
     assert body['lease']['start_date'] == at(1)
     [shown] = body['lease']['reservations']

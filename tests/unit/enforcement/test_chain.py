@@ -62,7 +62,7 @@ def test_filters_run_in_order_with_the_documents(tmp_path, calls):
     filter_chain = chain.FilterChain(
         [RecordingFilter('first', calls), RecordingFilter('second', calls)],
         conf=conf)
-    lease = helpers.lease_document()
+    lease = helpers.lease_document(lease_id='lease-uuid')
     filter_chain.check_create(helpers.request_context('p', 'u'), lease,
                               lease_id='lease-uuid')
     expected_context = helpers.context_document(
@@ -333,3 +333,28 @@ def test_the_plugin_of_the_documentation_works(tmp_path, monkeypatch):
         loaded.check_update(helpers.request_context(),
                             helpers.lease_document(amount=2),
                             helpers.lease_document(amount=3))
+
+
+def test_the_lease_project_is_the_context_and_the_exemption(calls):
+    """An admin of an exempted project acting for another project: the
+    filters see, and exemption judges, the lease's project."""
+    filter_chain = chain.FilterChain([RecordingFilter('f', calls)],
+                                     exempted_projects=['p-admin'])
+    admin = helpers.request_context('p-admin', 'admin-user')
+    filter_chain.check_create(admin, helpers.lease_document(), 'l-1',
+                              project_id='lab')
+    filter_chain.check_update(admin, helpers.lease_document(),
+                              helpers.lease_document(), 'l-1',
+                              project_id='lab')
+    filter_chain.on_end(admin, helpers.lease_document(), 'l-1',
+                        project_id='lab')
+    assert [(call, documents[0]['project_id'], documents[0]['user_id'],
+             [lease['id'] for lease in documents[1:]])
+            for _, call, documents, _ in calls] == [
+        ('check_create', 'lab', 'admin-user', ['l-1']),
+        ('check_update', 'lab', 'admin-user', ['l-1', 'l-1']),
+        ('on_end', 'lab', 'admin-user', ['l-1'])]
+    filter_chain.check_create(helpers.request_context('lab'),
+                              helpers.lease_document(), 'l-2',
+                              project_id='p-admin')
+    assert len(calls) == 3

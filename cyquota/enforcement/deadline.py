@@ -1,0 +1,133 @@
+"""HTTP calls bounded by a deadline, from connect to the last byte.
+
+A ``timeout`` of requests bounds each socket operation, not the call: a
+service that drips its headers or its body a byte at a time holds the
+caller as long as it likes. The sessions of :func:`session` watch their
+connections: inside a :class:`Deadline` block, when the time is up, the
+socket of the call in progress is shut down, which wakes any read blocked
+on it (plain or TLS), and :attr:`Deadline.expired` tells the caller that
+the call failed for want of time.
+"""
+
+import socket
+import threading
+
+import requests
+from requests import adapters
+from urllib3 import connection
+from urllib3 import connectionpool
+
+# The Deadline of the call this thread is making, if any.
+_current = threading.local()
+
+
+class Deadline:
+    """A block whose HTTP calls (through :func:`session`) end at the
+    latest ``seconds`` after it starts."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.expired = False
+        self._lock = threading.Lock()
+        self._connections = []
+        self._over = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self):
+        _current.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        # Under the lock: once the block is over, the timer cannot shut down
+        # a connection that went back to the pool for the next call.
+        with self._lock:
+            self._over = True
+            self._timer.cancel()
+        _current.deadline = None
+
+    def watch(self, http_connection):
+        """Shut ``http_connection`` down when the time is up."""
+        with self._lock:
+            self._connections.append(http_connection)
+            if self.expired:
+                _shut_down(http_connection)
+
+    def _expire(self):
+        with self._lock:
+            if self._over:
+                return
+            self.expired = True
+            for http_connection in self._connections:
+                _shut_down(http_connection)
+
+
+def _shut_down(http_connection):
+    sock = http_connection.sock
+    if sock is None:
+        return
+    try:
+        # socket.socket's own shutdown: SSLSocket.shutdown would also drop
+        # its SSL object under the feet of the thread reading from it.
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
+
+
+def _watch(http_connection):
+    deadline = getattr(_current, 'deadline', None)
+    if deadline is not None:
+        deadline.watch(http_connection)
+
+
+class _WatchedHTTPConnection(connection.HTTPConnection):
+    def connect(self):
+        super().connect()
+        _watch(self)
+
+    def request(self, *args, **kwargs):
+        # A connection reused from the pool is not connected again.
+        _watch(self)
+        return super().request(*args, **kwargs)
+
+
+class _WatchedHTTPSConnection(connection.HTTPSConnection):
+    def connect(self):
+        super().connect()
+        _watch(self)
+
+    def request(self, *args, **kwargs):
+        _watch(self)
+        return super().request(*args, **kwargs)
+
+
+class _HTTPPool(connectionpool.HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _HTTPSPool(connectionpool.HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_POOLS = {'http': _HTTPPool, 'https': _HTTPSPool}
+
+
+class _WatchedAdapter(adapters.HTTPAdapter):
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
+def session():
+    """A requests Session whose calls a :class:`Deadline` bounds."""
+    watched = requests.Session()
+    adapter = _WatchedAdapter()
+    watched.mount('http://', adapter)
+    watched.mount('https://', adapter)
+    return watched
