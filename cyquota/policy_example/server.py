@@ -14,6 +14,7 @@ import argparse
 import logging
 import os
 import signal
+import sqlite3
 import sys
 
 import waitress
@@ -24,6 +25,7 @@ from cyquota.policy_example import store
 
 LOG = logging.getLogger('cyquota.policy_example')
 
+PROG = 'cyquota-policy-example'
 TOKEN_VARIABLE = 'CYQUOTA_POLICY_TOKEN'
 
 
@@ -38,7 +40,7 @@ def _positive(kind):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog='cyquota-policy-example',
+        prog=PROG,
         description='Example usage-enforcement service for cyquota\'s '
                     'ExternalServiceFilter: a budget of accelerator-hours '
                     'per project over a rolling window.')
@@ -68,16 +70,31 @@ def _stop(signum, frame):
     raise SystemExit(0)
 
 
+def _fail(reason):
+    """One line on stderr, as every cyquota command stops; exit code 1."""
+    sys.stderr.write('%s: %s\n' % (PROG, reason))
+    return 1
+
+
 def main(argv=None):
     """Entry point of ``cyquota-policy-example``."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format='%(asctime)s %(levelname)s %(message)s')
+    try:
+        charges = store.ChargeStore(args.db)
+    except sqlite3.Error as error:
+        return _fail('cannot open the charges file %s: %s' % (args.db, error))
     accelerator_policy = policy.AcceleratorHoursPolicy(
-        store.ChargeStore(args.db), args.budget, args.window)
-    server = waitress.create_server(
-        app.PolicyApp(accelerator_policy, args.token), host=args.host,
-        port=args.port, threads=4, ident='cyquota-policy-example')
+        charges, args.budget, args.window)
+    try:
+        server = waitress.create_server(
+            app.PolicyApp(accelerator_policy, args.token), host=args.host,
+            port=args.port, threads=4, ident='cyquota-policy-example')
+    except OSError as error:
+        charges.close()
+        return _fail('cannot listen on %s:%s: %s' % (
+            args.host, args.port, error.strerror or error))
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     LOG.info('cyquota-policy-example serving on http://%s:%s: budget %g '

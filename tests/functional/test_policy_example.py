@@ -7,6 +7,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -252,3 +253,31 @@ def test_the_console_script(tmp_path):
     (charge,) = charges.charges('project-x', 0)
     charges.close()
     assert charge.ended and charge.hours < 0.01
+
+
+def _start_up_failure(tmp_path, *args):
+    return subprocess.run(
+        [str(BIN / 'cyquota-policy-example'), '--host', '127.0.0.1',
+         '--db', str(tmp_path / 'policy.sqlite'), *args],
+        capture_output=True, text=True, timeout=60)
+
+
+def test_a_missing_db_directory_is_one_line(tmp_path):
+    db = tmp_path / 'missing' / 'policy.sqlite'
+    result = _start_up_failure(tmp_path, '--port', '0', '--db', str(db))
+    assert result.returncode == 1
+    assert result.stderr == (
+        'cyquota-policy-example: cannot open the charges file %s: unable to '
+        'open database file\n' % db)
+
+
+def test_a_port_in_use_is_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _start_up_failure(tmp_path, '--port', str(port))
+    assert result.returncode == 1
+    assert result.stderr == (
+        'cyquota-policy-example: cannot listen on 127.0.0.1:%d: Address '
+        'already in use\n' % port)
