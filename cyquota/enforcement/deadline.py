@@ -81,7 +81,9 @@ def _watch(http_connection):
         deadline.watch(http_connection)
 
 
-class _WatchedHTTPConnection(connection.HTTPConnection):
+class _Watched:
+    """A connection the call's deadline watches once it is connected."""
+
     def connect(self):
         super().connect()
         _watch(self)
@@ -92,14 +94,12 @@ class _WatchedHTTPConnection(connection.HTTPConnection):
         return super().request(*args, **kwargs)
 
 
-class _WatchedHTTPSConnection(connection.HTTPSConnection):
-    def connect(self):
-        super().connect()
-        _watch(self)
+class _WatchedHTTPConnection(_Watched, connection.HTTPConnection):
+    """A plain HTTP connection under the deadline."""
 
-    def request(self, *args, **kwargs):
-        _watch(self)
-        return super().request(*args, **kwargs)
+
+class _WatchedHTTPSConnection(_Watched, connection.HTTPSConnection):
+    """A TLS connection under the deadline."""
 
 
 class _HTTPPool(connectionpool.HTTPConnectionPool):

@@ -11,16 +11,12 @@ When the virtualenv cannot be built, the tests fail under CI (``CI=true``)
 and are skipped elsewhere.
 """
 
-import fcntl
 import json
 import os
-import shutil
 import subprocess
-import sys
 import textwrap
 
-from tests.functional.keystone_server import cache_dir
-from tests.functional.keystone_server import unavailable
+from tests.functional import cached_venv
 
 VERSION = os.environ.get('CYQUOTA_TEST_BLAZAR_VERSION', '18.0.0')
 
@@ -71,31 +67,7 @@ _DRIVER = textwrap.dedent('''\
 
 def venv():
     """The path of Blazar's virtualenv, built on first use."""
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    target = root / ('blazar-venv-%s' % VERSION)
-    with open(root / ('blazar-venv-%s.lock' % VERSION), 'w') as lock:
-        # Another test run may be building it right now.
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / 'complete').exists():
-            _build(target)
-    return target
-
-
-def _build(target):
-    """Build in place; ``complete`` marks a finished build."""
-    shutil.rmtree(target, ignore_errors=True)
-    try:
-        subprocess.run([sys.executable, '-m', 'venv', str(target)],
-                       check=True, capture_output=True, timeout=300)
-        subprocess.run([str(target / 'bin' / 'python'), '-m', 'pip',
-                        'install', '--quiet', 'blazar==%s' % VERSION],
-                       check=True, capture_output=True, timeout=1800)
-    except (subprocess.SubprocessError, OSError) as error:
-        output = getattr(error, 'stderr', b'') or b''
-        unavailable('cannot build a Blazar %s virtualenv: %s %s' % (
-            VERSION, error, output.decode(errors='replace')[-2000:]))
-    (target / 'complete').write_text(VERSION + '\n')
+    return cached_venv.venv('blazar', VERSION)
 
 
 def datetime_value(value):

@@ -14,13 +14,11 @@ fail under CI (``CI=true``) and are skipped elsewhere.
 """
 
 import contextlib
-import fcntl
 import os
 import pathlib
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -28,8 +26,10 @@ import uuid
 
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
-import pytest
 import requests
+
+from tests.functional import cached_venv
+from tests.functional.cached_venv import unavailable
 
 VERSION = os.environ.get('CYQUOTA_TEST_KEYSTONE_VERSION', '30.0.0')
 ADMIN_PASSWORD = 'cyquota-test'
@@ -63,46 +63,9 @@ _SERVE = textwrap.dedent('''\
 ''')
 
 
-def unavailable(message):
-    """Fail under CI, skip elsewhere."""
-    if os.environ.get('CI', '').lower() == 'true':
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
-
-
-def cache_dir():
-    base = os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache')
-    return pathlib.Path(base) / 'cyquota'
-
-
 def venv():
     """The path of Keystone's virtualenv, built on first use."""
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    target = root / ('keystone-venv-%s' % VERSION)
-    with open(root / ('keystone-venv-%s.lock' % VERSION), 'w') as lock:
-        # Another test run may be building it right now.
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / 'complete').exists():
-            _build(target)
-    return target
-
-
-def _build(target):
-    """Build in place (a virtualenv's scripts name their interpreter by
-    path); ``complete`` marks a finished build."""
-    shutil.rmtree(target, ignore_errors=True)
-    try:
-        subprocess.run([sys.executable, '-m', 'venv', str(target)],
-                       check=True, capture_output=True, timeout=300)
-        subprocess.run([str(target / 'bin' / 'python'), '-m', 'pip',
-                        'install', '--quiet', 'keystone==%s' % VERSION],
-                       check=True, capture_output=True, timeout=1800)
-    except (subprocess.SubprocessError, OSError) as error:
-        output = getattr(error, 'stderr', b'') or b''
-        unavailable('cannot build a Keystone %s virtualenv: %s %s' % (
-            VERSION, error, output.decode(errors='replace')[-2000:]))
-    (target / 'complete').write_text(VERSION + '\n')
+    return cached_venv.venv('keystone', VERSION)
 
 
 def _free_port():

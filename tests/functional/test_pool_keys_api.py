@@ -44,9 +44,8 @@ def api(backend):
             'resource_provider_generation': 1, 'aggregates': aggs},
             headers=ADMIN)
     http.put_json('/v1/aggregates/%s' % pool, {
-        'name': 'pool of A', 'metadata': {KEY: 'a',
-                                          'filter_tenant_id': 'A'}},
-        headers=ADMIN)
+        'name': 'pool of A',
+        'metadata': {KEY: 'a', 'filter_tenant_id': 'A'}}, headers=ADMIN)
     return http
 
 
