@@ -11,9 +11,11 @@ Layout:
   app: it sets the same identity headers that noauth trusts.
 * ``hooks``: ``ContextHook`` puts a cyquota ``RequestContext`` on
   ``pecan.request.context`` (identity from ``X-Project-Id``, ``X-User-Id``,
-  ``X-Roles``; the request id); ``BodyLimitHook`` refuses bodies over
-  ``[api] max_request_body_size`` with 413; ``ErrorHook`` renders every
-  error through ``errors.response_for``.
+  ``X-Roles``; the request id); ``MediaTypeHook`` refuses form bodies and
+  other media types; ``ErrorHook`` renders every error through
+  ``errors.response_for``. ``bodylimit.BodyLimit`` refuses bodies over
+  ``[api] max_request_body_size`` with 413 before any route, in
+  ``app.setup_app``.
 * ``errors``: the one place errors become the API's ``{"errors": [...]}``
   document. Raise a ``cyquota.exception.CyquotaException`` subclass (its
   ``code``, ``kind``, ``title`` and message become the error); never build

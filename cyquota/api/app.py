@@ -6,13 +6,16 @@ From the outside in::
     HTTPProxyToWSGI           [oslo_middleware]  oslo.middleware
     RequestId                                    oslo.middleware
     RequestLog                a log line and the latency histogram
-    operator endpoints        /healthcheck ([healthcheck], oslo.middleware)
-                              /metrics ([metrics])
+    BodyLimit                 [api] max_request_body_size, every route
+    /healthcheck              [healthcheck]      oslo.middleware
     KeystoneAuth              [api] auth_strategy = keystone only
+    /metrics                  [metrics] enabled, policy cyquota:metrics:get
     the pecan app             /, /v1/...
 
-The operator endpoints answer without a token, as in other OpenStack
-services: load balancers and Prometheus have none.
+``/healthcheck`` answers without a token, as in other OpenStack services:
+load balancers have none. ``/metrics`` names every project's usage, so on
+the API port it is for administrators and services; a Prometheus scraper
+reads the ``[metrics] listen`` listener (``cyquota.metrics.listener``).
 """
 
 from oslo_middleware import cors
@@ -25,37 +28,44 @@ import webob.dec
 import webob.exc
 
 from cyquota.api import auth
+from cyquota.api import bodylimit
 from cyquota.api import config
 from cyquota.api import errors
+from cyquota.api import policy
 from cyquota.api import requestlog
 from cyquota.conf import CONF
 from cyquota.conf import middleware as middleware_conf
+from cyquota import context
 from cyquota.metrics import exposition
+from cyquota.policies import metrics as metrics_policy
 
 
-class _OperatorEndpoints:
-    """``/healthcheck`` and ``/metrics`` beside the API, by exact path."""
+class _Path:
+    """``endpoint`` at exactly ``path``, ``application`` elsewhere."""
 
-    def __init__(self, api):
-        self.api = api
-        self.routes = {'/healthcheck': healthcheck.Healthcheck(
-            _not_found, CONF)}
-        if CONF.metrics.enabled:
-            self.routes['/metrics'] = _metrics
+    def __init__(self, path, endpoint, application):
+        self.path = path
+        self.endpoint = endpoint
+        self.application = application
 
     def __call__(self, environ, start_response):
-        endpoint = self.routes.get(environ.get('PATH_INFO', ''), self.api)
-        return endpoint(environ, start_response)
+        if environ.get('PATH_INFO', '') == self.path:
+            return self.endpoint(environ, start_response)
+        return self.application(environ, start_response)
 
 
 @webob.dec.wsgify
 def _metrics(request):
+    """``GET /metrics`` on the API port, for callers policy
+    ``cyquota:metrics:get`` allows."""
     if request.method not in ('GET', 'HEAD'):
         return errors.response_for(webob.exc.HTTPMethodNotAllowed(),
                                    request.environ)
     try:
+        policy.authorize(context.RequestContext.from_environ(
+            request.environ, overwrite=False), metrics_policy.GET, {})
         body = exposition.text()
-    except Exception as error:  # the database away, say: logged, a 500
+    except Exception as error:  # 403; the database away: logged, a 500
         return errors.response_for(error, request.environ)
     response = webob.Response(body=body)
     response.headers['Content-Type'] = exposition.CONTENT_TYPE
@@ -78,9 +88,13 @@ def setup_app(app_config=None):
     middleware_conf.set_defaults(CONF)
     app_config = dict(app_config or config.app_config())
     app = pecan.make_app(app_config.pop('root'), **app_config)
+    if CONF.metrics.enabled:
+        app = _Path('/metrics', _metrics, app)
     if CONF.api.auth_strategy == 'keystone':
         app = auth.KeystoneAuth(app, CONF)
-    app = _OperatorEndpoints(app)
+    app = _Path('/healthcheck', healthcheck.Healthcheck(_not_found, CONF),
+                app)
+    app = bodylimit.BodyLimit(app)
     app = requestlog.RequestLog(app)
     app = request_id.RequestId(app)
     app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, CONF)

@@ -7,7 +7,7 @@ def app_config():
     """Keyword arguments for ``pecan.make_app``."""
     return {
         'root': 'cyquota.api.controllers.root.RootController',
-        'hooks': [hooks.BodyLimitHook(), hooks.MediaTypeHook(),
+        'hooks': [hooks.MediaTypeHook(),
                   hooks.ContextHook(),
                   hooks.ErrorHook()],
         # No redirects to a trailing slash, no ".json" suffix handling: the

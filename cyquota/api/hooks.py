@@ -1,12 +1,11 @@
-"""Pecan hooks: per-request context, request body limit and media type,
-error rendering."""
+"""Pecan hooks: per-request context, media type, error rendering (the
+body size is ``bodylimit.BodyLimit``'s, before any route)."""
 
 from oslo_middleware import request_id
 import pecan
 
 from cyquota.api import errors
 from cyquota.api import validation
-from cyquota.conf import CONF
 from cyquota import context
 from cyquota import exception
 
@@ -33,27 +32,6 @@ class ContextHook(pecan.hooks.PecanHook):
             overwrite=False)
         request_context.is_admin = 'admin' in request_context.roles
         state.request.context = request_context
-
-
-class BodyLimitHook(pecan.hooks.PecanHook):
-    """Refuse a body larger than ``[api] max_request_body_size`` (413)
-    before it is read; a chunked body is read only up to the limit."""
-
-    priority = 10
-
-    def on_route(self, state):
-        request = state.request
-        limit = CONF.api.max_request_body_size
-        if request.content_length is not None:
-            if request.content_length > limit:
-                raise exception.RequestTooLarge(size=request.content_length,
-                                                limit=limit)
-        elif request.is_body_readable:
-            body = request.body_file_raw.read(limit + 1)
-            if len(body) > limit:
-                raise exception.RequestTooLarge(size='more than %d' % limit,
-                                                limit=limit)
-            request.body = body
 
 
 class MediaTypeHook(pecan.hooks.PecanHook):

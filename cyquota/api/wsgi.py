@@ -8,8 +8,11 @@ The server's ``pyargv`` (``sys.argv`` here) is parsed as cyquota's command
 line; without ``--config-file`` oslo.config's default locations apply
 (``/etc/cyquota/cyquota.conf`` and others). With several workers, give
 them one ``PROMETHEUS_MULTIPROC_DIR`` (``env = PROMETHEUS_MULTIPROC_DIR=
-/run/cyquota/metrics``) so that ``GET /metrics`` sums them
-(doc/metrics.rst).
+/run/cyquota/metrics``) so that ``GET /metrics`` sums them, and serve
+``[metrics] listen`` beside them with ``python -m cyquota.metrics.listener``
+on the same directory (doc/metrics.rst). Set ``limit-post`` to ``[api]
+max_request_body_size`` and leave ``post-buffering`` off, so that a body
+past the limit is refused before it is read.
 """
 
 import sys

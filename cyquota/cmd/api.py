@@ -1,29 +1,38 @@
 """cyquota-api: serve the REST API with waitress.
 
-    cyquota-api [--config-file F] [--workers N]
+    cyquota-api [--config-file F] [--host H] [--port P] [--workers N]
 
-Listens on ``[api] host``:``[api] port`` (default 127.0.0.1:6780) with
-``[api] threads`` worker threads until SIGTERM or SIGINT, then stops
-accepting connections and lets the requests in progress finish. With
-``--workers N`` (or ``[api] workers``) above 1, a parent process binds the
-socket and cotyledon keeps N forked children serving it, restarting one
-that dies; SIGTERM to the parent stops them all. The database schema must
-be current (``cyquota-manage db sync``). For uWSGI or another WSGI server
-use ``cyquota.api.wsgi:application``.
+Listens on ``[api] host``:``[api] port`` (default 127.0.0.1:6780;
+``--host`` and ``--port`` override them) with ``[api] threads`` worker
+threads until SIGTERM or SIGINT, then stops accepting connections and lets
+the requests in progress finish. With ``--workers N`` (or ``[api]
+workers``) above 1, a parent process binds the socket and cotyledon keeps
+N forked children serving it, restarting one that dies; SIGTERM to the
+parent stops them all. The workers keep their metrics in one directory
+(``PROMETHEUS_MULTIPROC_DIR`` if set, else a temporary one) so that a
+scrape sums them, and ``[metrics] listen`` is served by one more child.
+The database schema must be current (``cyquota-manage db sync``). For
+uWSGI or another WSGI server use ``cyquota.api.wsgi:application``.
 """
 
 import multiprocessing
+import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 
 import cotyledon
 from oslo_config import cfg
 from oslo_log import log as logging
-import waitress
 
 from cyquota.api import app
+from cyquota.api import bodylimit
+from cyquota.conf import api as api_conf
 from cyquota.conf import CONF
+from cyquota import metrics
+from cyquota.metrics import listener as metrics_listener
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
@@ -38,14 +47,15 @@ _WORKERS = cfg.IntOpt(
     help='Processes serving the API (default [api] workers).')
 
 
-def _stop(signum, frame):
+def stop(signum, frame):
+    """The SIGTERM and SIGINT handler of the services that serve the API."""
     LOG.info('Signal %d received, stopping', signum)
     # waitress's loop closes the server on SystemExit.
     raise SystemExit(0)
 
 
 def _server(**listen):
-    server = waitress.create_server(
+    server = bodylimit.create_server(
         app.setup_app(), threads=CONF.api.threads, ident='cyquota',
         clear_untrusted_proxy_headers=True, **listen)
     service.freeze_start_up()
@@ -59,8 +69,9 @@ def serve():
         server = _server(host=CONF.api.host, port=CONF.api.port)
     except OSError as error:
         _cannot_listen(error)
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    metrics_listener.start()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     LOG.info('cyquota-api serving on http://%s:%s (auth_strategy %s, %d '
              'threads)', CONF.api.host, server.effective_port,
              CONF.api.auth_strategy, CONF.api.threads)
@@ -88,6 +99,23 @@ class ApiWorker(cotyledon.Service):
         self._server.task_dispatcher.shutdown(timeout=SHUTDOWN_TIMEOUT)
 
 
+class MetricsListener(cotyledon.Service):
+    """The ``[metrics] listen`` listener (bound by the parent), served
+    from a child of its own: it sums the workers' counts."""
+
+    name = PROG + ': metrics listener'
+
+    def __init__(self, worker_id, server):
+        super().__init__(worker_id)
+        self._server = server
+
+    def run(self):
+        metrics_listener.serve_in_thread(self._server)
+
+    def terminate(self):
+        self._server.shutdown()
+
+
 def _listener():
     """The listening socket every worker accepts on."""
     try:
@@ -107,15 +135,25 @@ def serve_workers(workers):
     """Serve the app from ``workers`` forked processes on one socket until
     SIGTERM (graceful) or SIGINT (immediate) to this, the parent."""
     listener = _listener()
+    shared = os.environ.get('PROMETHEUS_MULTIPROC_DIR')
+    made = None if shared else tempfile.mkdtemp(prefix='cyquota-metrics-')
+    metrics.share_between_processes(shared or made)
     manager = cotyledon.ServiceManager(
         graceful_shutdown_timeout=SHUTDOWN_TIMEOUT + 5,
         mp_context=multiprocessing.get_context('fork'))
     manager.add(ApiWorker, workers=workers, args=(listener,))
+    if CONF.metrics.listen:
+        manager.add(MetricsListener,
+                    args=(metrics_listener.listening(),))
     LOG.info('cyquota-api serving on http://%s:%s (auth_strategy %s, %d '
              'workers of %d threads)', CONF.api.host,
              listener.getsockname()[1], CONF.api.auth_strategy, workers,
              CONF.api.threads)
-    manager.run()
+    try:
+        manager.run()
+    finally:
+        if made:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def run():
@@ -130,8 +168,10 @@ def run():
 def main(argv=None):
     """Entry point of ``cyquota-api``."""
     CONF.register_cli_opt(_WORKERS)
+    api_conf.register_cli_opts(CONF)
     service.prepare_service(argv, prog=PROG,
                             description='Serve the cyquota REST API.')
+    api_conf.apply_cli_opts(CONF)
     service.check_database()
     run()
     return 0

@@ -30,15 +30,39 @@ api_opts = [
              'API use several cores. cyquota-api --workers overrides it; '
              'cyquota-all-in-one always runs one.'),
     cfg.IntOpt(
-        'max_request_body_size', default=114688, min=1,
-        help='Largest request body accepted, in bytes; a larger one is '
-             'refused with 413 before it is read.'),
+        'max_request_body_size', default=1048576, min=1,
+        help='Largest request body accepted, in bytes, on every route: a '
+             'body announced larger (Content-Length) is refused with 413 '
+             'before any of it is read, a chunked one as soon as it passes '
+             'the limit. Under uWSGI set limit-post to the same value.'),
+]
+
+#: ``--host`` and ``--port`` of cyquota-api and cyquota-all-in-one.
+cli_opts = [
+    cfg.HostAddressOpt(
+        'host', help='Address the API listens on (default [api] host).'),
+    cfg.PortOpt(
+        'port', help='Port the API listens on (default [api] port).'),
 ]
 
 
 def register_opts(conf):
     conf.register_group(api_group)
     conf.register_opts(api_opts, group=api_group)
+
+
+def register_cli_opts(conf):
+    """Register ``--host`` and ``--port`` (before parsing the command
+    line)."""
+    conf.register_cli_opts(cli_opts)
+
+
+def apply_cli_opts(conf):
+    """Let ``--host`` and ``--port``, when given, override ``[api] host``
+    and ``[api] port`` (after parsing)."""
+    for opt in cli_opts:
+        if conf[opt.dest] is not None:
+            conf.set_override(opt.dest, conf[opt.dest], api_group)
 
 
 def list_opts():

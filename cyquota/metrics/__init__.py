@@ -7,14 +7,18 @@ and the enforcement chain, in whichever process did the work. Every metric
 lives in ``REGISTRY``; with ``PROMETHEUS_MULTIPROC_DIR`` set in the
 environment of every process (uWSGI workers, conductors of one host)
 prometheus_client keeps the values in files there, and ``GET /metrics``
-(``cyquota.metrics.exposition``) sums them. The usage gauges are read
-from the database at each scrape (``cyquota.metrics.usage``).
+(``cyquota.metrics.exposition``) sums them; ``cyquota-api --workers N``
+sets it up for its workers itself (:func:`share_between_processes`). The
+usage gauges are read from the database at each scrape
+(``cyquota.metrics.usage``).
 """
 
 import contextlib
+import os
 import time
 
 import prometheus_client
+from prometheus_client import values
 
 from cyquota import exception
 
@@ -49,6 +53,17 @@ FILTER_LATENCY = prometheus_client.Histogram(
     'cyquota_enforcement_filter_duration_seconds', 'Time a usage-'
     'enforcement filter took to answer, by filter and call.',
     ['filter', 'call'], registry=REGISTRY)
+
+
+def share_between_processes(directory):
+    """Keep the values of this process, and of the processes it forks
+    afterwards, in files in ``directory`` (an empty directory), so that a
+    scrape of any of them sums them all. Call it before the first metric
+    is counted."""
+    os.environ['PROMETHEUS_MULTIPROC_DIR'] = directory
+    # prometheus_client chose where values live when it was imported; every
+    # metric here has labels, so none holds a value made before this.
+    values.ValueClass = values.get_value_class()
 
 
 def count_reservations(event, uuids):

@@ -3,17 +3,21 @@ resource, read through the QuotaEngine at each scrape.
 
 A scrape reads every usage row, a page at a time, then exports the
 ``[metrics] usage_projects`` projects that hold the most one by one and
-sums the others under ``project_id="_other"`` (a summed limit is -1 when
-any of them is unlimited), so a scrape's series stay bounded.
+sums the others (a summed limit is -1 when any of them is unlimited), so a
+scrape's series stay bounded. The sums are series of another label set,
+``{projects="others", resource}`` without ``project_id``: a project id can
+be any string, so no ``project_id`` value could be kept for them.
 """
 
 from prometheus_client import core
+from prometheus_client import samples
 
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota import quota
 
-OTHER = '_other'
+#: The label that marks the series of the summed projects, and its value.
+OTHERS = ('projects', 'others')
 _PAGE = 1000
 _FIELDS = ('used', 'reserved', 'limit', 'promised')
 _HELP = {
@@ -50,8 +54,9 @@ def _summed(rows):
 
 
 def books(context, cap):
-    """``{(project_id, resource): {used, reserved, limit, promised}}``: the
-    ``cap`` projects holding the most, and the rest summed as ``_other``."""
+    """``(shown, others)``: ``shown`` is ``{(project_id, resource): {used,
+    reserved, limit, promised}}`` of the ``cap`` projects holding the most,
+    ``others`` is ``{resource: {...}}`` summed over the rest."""
     by_project = {}
     for row in _rows(context):
         by_project.setdefault(row['project_id'], []).append(row)
@@ -60,16 +65,12 @@ def books(context, cap):
         return sum(row['used'] + row['reserved'] + row['promised']
                    for row in by_project[project_id])
     ranked = sorted(by_project, key=lambda p: (-held(p), p))
-    result = {}
-    for project_id in ranked[:cap]:
-        for row in by_project[project_id]:
-            result[project_id, row['resource']] = {
-                field: row[field] for field in _FIELDS}
+    shown = {(project_id, row['resource']): {
+        field: row[field] for field in _FIELDS}
+        for project_id in ranked[:cap] for row in by_project[project_id]}
     rest = [row for project_id in ranked[cap:]
             for row in by_project[project_id]]
-    for resource, values in _summed(rest).items():
-        result[OTHER, resource] = values
-    return result
+    return shown, _summed(rest)
 
 
 class UsageCollector:
@@ -83,10 +84,16 @@ class UsageCollector:
         families = {field: core.GaugeMetricFamily(
             'cyquota_quota_%s' % field, _HELP[field],
             labels=['project_id', 'resource']) for field in _FIELDS}
-        values = books(cyquota_context.get_admin_context(),
-                       CONF.metrics.usage_projects)
-        for (project_id, resource), row in sorted(values.items()):
+        shown, others = books(cyquota_context.get_admin_context(),
+                              CONF.metrics.usage_projects)
+        for (project_id, resource), row in sorted(shown.items()):
             for field in _FIELDS:
                 families[field].add_metric([project_id, resource],
                                            row[field])
+        label, value = OTHERS
+        for resource, row in sorted(others.items()):
+            for field, family in families.items():
+                family.samples.append(samples.Sample(
+                    family.name, {label: value, 'resource': resource},
+                    row[field]))
         return list(families.values())

@@ -52,11 +52,17 @@ def test_no_token_is_401_but_the_version_document_is_open(server, keystone):
     assert _get(server, '/').json()['versions'][0]['id'] == 'v1'
 
 
-def test_operator_endpoints_need_no_token(server):
+def test_healthcheck_needs_no_token_metrics_the_policy(server, keystone):
     assert requests.get(server.url + '/healthcheck', timeout=30).text == (
         'Database OK')
-    assert 'cyquota_api_request_duration_seconds' in requests.get(
-        server.url + '/metrics', timeout=30).text
+    assert _get(server, '/metrics').status_code == 401
+    member = keystone.token('member', keystone.project())
+    assert _error(_get(server, '/metrics', member))['code'] == (
+        'cyquota.forbidden')
+    for token in (keystone.token('service', keystone.project()),
+                  keystone.admin.get_token()):
+        assert 'cyquota_api_request_duration_seconds' in _get(
+            server, '/metrics', token).text
 
 
 def test_keystone_unreachable_is_503_in_the_error_document(tmp_path):

@@ -190,3 +190,20 @@ def test_reads_take_a_fixed_number_of_statements(backend, ctx):
     finally:
         for engine in engines:
             event.remove(engine, 'before_cursor_execute', record)
+
+
+def test_host_and_port_options_override_the_configuration(tmp_path):
+    """``cyquota-api --host --port`` listens there, not on ``[api]``."""
+    server = api_server.ApiServer(
+        'sqlite:///%s' % (tmp_path / 'cyquota.sqlite'), directory=tmp_path)
+    server.manage('db', 'sync')
+    configured = server.url
+    server.port = api_server.support.free_port()
+    server.url = 'http://localhost:%d' % server.port
+    with server.start(arguments=['--host', 'localhost',
+                                 '--port', str(server.port)]):
+        assert requests.get(server.url + '/', timeout=30).ok
+        with pytest.raises(requests.ConnectionError):
+            requests.get(configured + '/', timeout=30)
+    assert 'cyquota-api serving on http://localhost:%d' % server.port in (
+        server.log())

@@ -1,7 +1,8 @@
 """``cyquota-api --workers 2`` as a real process on PostgreSQL: two forked
 children serve the one socket (each request's log line carries the PID
 that served it), a killed child is replaced, and SIGTERM to the parent
-stops every process."""
+stops every process; the ``[metrics] listen`` listener sums the counts of
+both workers."""
 
 import concurrent.futures
 import os
@@ -10,6 +11,7 @@ import signal
 import subprocess
 import time
 
+from prometheus_client import parser
 import pytest
 import requests
 
@@ -83,3 +85,53 @@ def test_two_workers_serve_one_socket_and_stop_on_sigterm(workers_server):
     survivors = _children(parent) | {pid for pid in children | {replacement}
                                      if _alive(pid)}
     assert survivors == set()
+
+
+def _requests_counted(text, path):
+    """The requests ``GET path 200`` counted in one scrape."""
+    return sum(sample.value
+               for family in parser.text_string_to_metric_families(text)
+               for sample in family.samples
+               if sample.name == 'cyquota_api_request_duration_seconds_count'
+               and sample.labels == {'method': 'GET', 'route': path,
+                                     'status': '200'})
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_the_metrics_listener_sums_every_worker(tmp_path, db_url):
+    listen = '127.0.0.1:%d' % api_server.support.free_port()
+    server = api_server.ApiServer(db_url, directory=tmp_path, options={
+        'api': {'threads': '2'}, 'metrics': {'listen': listen}})
+    server.start(arguments=['--workers', '2'])
+    try:
+        parent = server.process.pid
+        # Two API workers and the listener's process.
+        _until(lambda: len(_children(parent)) == 3)
+        made = 0
+
+        def usage(_):
+            response = requests.get(server.url + '/v1/quota_usages/p1',
+                                    headers=ADMIN, timeout=10)
+            assert response.status_code == 200, response.text
+
+        while len(set(_SERVED.findall(server.log()))) < 2:
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(usage, range(20)))
+            made += 20
+            assert made <= 400, 'one worker served every request'
+
+        scraped = requests.get('http://%s/metrics' % listen, timeout=30)
+        assert scraped.status_code == 200
+        assert _requests_counted(scraped.text,
+                                 '/v1/quota_usages/{project_id}') == made
+        assert 'cyquota_quota_used' in scraped.text
+        assert requests.get('http://%s/' % listen,
+                            timeout=30).status_code == 404
+        # The API port sums them too, for the callers the policy allows.
+        assert requests.get(server.url + '/metrics',
+                            timeout=30).status_code == 403
+        assert _requests_counted(requests.get(
+            server.url + '/metrics', headers=ADMIN, timeout=30).text,
+            '/v1/quota_usages/{project_id}') == made
+    finally:
+        assert server.stop() == 0

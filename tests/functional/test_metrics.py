@@ -9,10 +9,13 @@ import os
 import subprocess
 import time
 
+import prometheus_client
 from prometheus_client import parser
 import pytest
 import requests
 
+from cyquota import conf
+from cyquota.metrics import exposition
 from cyquota.metrics import usage
 from cyquota import quota
 from tests import fixtures
@@ -116,12 +119,15 @@ def _workload(host):
         time.sleep(0.5)
 
 
-def _scrape(host):
+def _samples(text):
     """``{(name, frozenset(labels.items())): value}`` of one scrape."""
-    text = _call(host, 'GET', '/metrics', {}, None, 200).text
     return {(sample.name, frozenset(sample.labels.items())): sample.value
             for family in parser.text_string_to_metric_families(text)
             for sample in family.samples}
+
+
+def _scrape(host):
+    return _samples(_call(host, 'GET', '/metrics', ADMIN, None, 200).text)
 
 
 def _value(samples, name, **labels):
@@ -166,23 +172,36 @@ def test_counters_and_gauges_match_the_books(host):
 
     # Usage gauges: the usage rows of the two projects holding the most
     # (p1 holds 2 FPGAs; p2 and p3 nothing, p2 first by name), the rest
-    # summed as "_other".
+    # summed in series of their own.
     books = _call(host, 'GET', '/v1/quota_usages', ADMIN).json()[
         'quota_usages']
     assert {row['project_id'] for row in books} == {'p1', 'p2', 'p3'}
-    shown = {'p1': 'p1', 'p2': 'p2', 'p3': usage.OTHER}
-    series = {(dict(labels)['project_id'], dict(labels)['resource'])
-              for name, labels in samples if name == 'cyquota_quota_used'}
-    assert series == {(shown[row['project_id']], row['resource'])
-                      for row in books}
+
+    def labels_of(row):
+        if row['project_id'] == 'p3':
+            return dict([usage.OTHERS], resource=row['resource'])
+        return {'project_id': row['project_id'], 'resource': row['resource']}
+    series = [dict(labels) for name, labels in samples
+              if name == 'cyquota_quota_used']
+    assert sorted(sorted(labels.items()) for labels in series) == sorted(
+        sorted(labels_of(row).items()) for row in books)
     for row in books:
         for field in ('used', 'reserved', 'limit', 'promised'):
             assert _value(samples, 'cyquota_quota_%s' % field,
-                          project_id=shown[row['project_id']],
-                          resource=row['resource']) == row[field], (
-                row, field)
+                          **labels_of(row)) == row[field], (row, field)
     assert _value(samples, 'cyquota_quota_used', project_id='p1',
                   resource='FPGA') == 2
+
+
+def test_metrics_on_the_api_port_need_the_policy(host):
+    for headers in ({}, MEMBER, {'X-Roles': 'reader'}):
+        refused = _call(host, 'GET', '/metrics', headers, None, 403)
+        [error] = refused.json()['errors']
+        assert error['code'] == 'cyquota.forbidden'
+        assert 'cyquota_quota_used' not in refused.text
+    for headers in (ADMIN, SERVICE):
+        shown = _call(host, 'GET', '/metrics', headers, None, 200)
+        assert 'cyquota_api_request_duration_seconds' in shown.text
 
 
 def test_usage_beyond_the_cap_is_summed(sqlite_db, ctx):
@@ -190,9 +209,30 @@ def test_usage_beyond_the_cap_is_summed(sqlite_db, ctx):
     for project, amount in (('a', 1), ('b', 3), ('c', 2), ('d', 2)):
         quota.QUOTAS.reserve(ctx, project, {'FPGA': amount})
     quota.QUOTAS.limits.set_project_limit(ctx, 'd', 'FPGA', -1)
-    books = usage.books(ctx, 2)
-    assert sorted(books) == [('_other', 'FPGA'), ('b', 'FPGA'),
-                             ('c', 'FPGA')]
-    assert books['_other', 'FPGA'] == {'used': 0, 'reserved': 3,
-                                       'limit': -1, 'promised': 0}
-    assert usage.books(ctx, 0)['_other', 'FPGA']['reserved'] == 8
+    shown, others = usage.books(ctx, 2)
+    assert sorted(shown) == [('b', 'FPGA'), ('c', 'FPGA')]
+    assert others == {'FPGA': {'used': 0, 'reserved': 3, 'limit': -1,
+                               'promised': 0}}
+    assert usage.books(ctx, 0) == ({}, {'FPGA': {
+        'used': 0, 'reserved': 8, 'limit': -1, 'promised': 0}})
+
+
+def test_a_project_named_like_the_old_catch_all_is_not_merged(sqlite_db,
+                                                              ctx):
+    """A project ``_other`` keeps its own series beside the summed ones
+    (it was once summed into them: its 50 reserved shown as 155)."""
+    quota.QUOTAS.limits.set_registered_limit(ctx, 'FPGA', 100)
+    for project, amount in (('_other', 50), ('big', 60), ('a', 2), ('b', 3)):
+        quota.QUOTAS.reserve(ctx, project, {'FPGA': amount})
+    conf.CONF.set_override('usage_projects', 2, 'metrics')
+    try:
+        samples = _samples(prometheus_client.generate_latest(
+            exposition.registry()).decode())
+    finally:
+        conf.CONF.clear_override('usage_projects', 'metrics')
+    reserved = {labels: value for (name, labels), value in samples.items()
+                if name == 'cyquota_quota_reserved'}
+    assert reserved == {
+        frozenset({'project_id': 'big', 'resource': 'FPGA'}.items()): 60,
+        frozenset({'project_id': '_other', 'resource': 'FPGA'}.items()): 50,
+        frozenset({'projects': 'others', 'resource': 'FPGA'}.items()): 5}

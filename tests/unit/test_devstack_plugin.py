@@ -60,6 +60,8 @@ class Devstack:
         self.conf_dir = root / 'etc' / 'cyquota'
         self.conf = self.conf_dir / 'cyquota.conf'
         self.uwsgi_conf = self.conf_dir / 'cyquota-api-uwsgi.ini'
+        self.metrics_dir = root / 'opt' / 'stack' / 'data' / 'cyquota' / \
+            'metrics'
         self.bin.mkdir()
         self._fake_command('uwsgi')
         self._fake_command('cyquota-conductor')
@@ -89,6 +91,7 @@ class Devstack:
             'ENABLED_SERVICES': 'key,mysql,rabbit',
             'DISABLED_SERVICES': '',
             'CYQUOTA_CONF_DIR': str(self.conf_dir),
+            'PYTHON': sys.executable,
         }
         self.env.update(settings)
 
@@ -250,7 +253,9 @@ def test_post_config_writes_the_configuration(lifecycle):
                          % SERVICE_HOST}
     assert dict(conf['database']) == {
         'connection': 'sqlite:///%s' % (host.root / 'cyquota.sqlite')}
-    assert dict(conf['api']) == {'auth_strategy': 'keystone'}
+    assert dict(conf['api']) == {'auth_strategy': 'keystone',
+                                 'max_request_body_size': '1048576'}
+    assert not conf.has_section('metrics')
     assert dict(conf['quota']) == {'limit_source': 'keystone'}
     assert dict(conf['oslo_limit']) == {
         'auth_type': 'password',
@@ -279,12 +284,15 @@ def test_post_config_writes_the_uwsgi_config_of_the_api(lifecycle):
     host = lifecycle['host']
     calls = lifecycle['calls']['stack post-config']
     # write_uwsgi_config starts the file afresh: the plugin's own uWSGI
-    # option must come after it.
-    assert calls[-2:] == [
+    # options must come after it.
+    assert calls[-4:] == [
         ('write_uwsgi_config', str(host.uwsgi_conf),
          'cyquota.api.wsgi:application', '/', '0.0.0.0:6780', 'cyquota-api'),
         ('iniset', str(host.uwsgi_conf), 'uwsgi', 'pyargv',
-         '--config-file %s' % host.conf)]
+         '--config-file %s' % host.conf),
+        ('iniset', str(host.uwsgi_conf), 'uwsgi', 'limit-post', '1048576'),
+        ('iniset', str(host.uwsgi_conf), 'uwsgi', 'env',
+         'PROMETHEUS_MULTIPROC_DIR=%s' % host.metrics_dir)]
 
 
 def test_post_config_creates_the_config_dir_for_the_stack_user(lifecycle):
@@ -305,8 +313,11 @@ def test_extra_syncs_the_database_then_starts_the_services(lifecycle):
          % (host.bin / 'uwsgi', host.uwsgi_conf)),
         ('wait_for_service', '60', API_URL),
         ('run_process', 'cyquota-conductor',
-         '%s --config-file %s' % (host.bin / 'cyquota-conductor', host.conf)),
+         '/usr/bin/env PROMETHEUS_MULTIPROC_DIR=%s %s --config-file %s'
+         % (host.metrics_dir, host.bin / 'cyquota-conductor', host.conf)),
     ]
+    # Emptied at each start, left for the services to fill.
+    assert host.metrics_dir.is_dir()
 
 
 def test_db_sync_migrated_the_configured_database(lifecycle):
@@ -362,7 +373,8 @@ def test_conductor_only_host(tmp_path):
             if call[3:5] == ('registered', 'limit')] == []
     assert calls['stack extra'] == [
         ('run_process', 'cyquota-conductor',
-         '%s --config-file %s' % (host.bin / 'cyquota-conductor', host.conf))]
+         '/usr/bin/env PROMETHEUS_MULTIPROC_DIR=%s %s --config-file %s'
+         % (host.metrics_dir, host.bin / 'cyquota-conductor', host.conf))]
 
 
 def test_plugin_does_nothing_when_both_services_are_disabled(tmp_path):
