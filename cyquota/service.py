@@ -2,28 +2,42 @@
 
 A command that cannot start says why in one line on stderr, ``prog:
 message``, and exits non-zero (:func:`fail`): an operator's mistake is
-never a traceback.
+never a traceback. Neither that line nor any log line shows a secret of
+the configuration (``cyquota.redaction``).
 """
 
 import gc
+import logging as std_logging
 import os
 import sys
 
 from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
+import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota.conf import validation
 from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import enforcement
+from cyquota import redaction
 
 
 def fail(message):
-    """Stop the command: ``prog: message`` on stderr, exit code 1."""
+    """Stop the command: ``prog: message`` on stderr, exit code 1; every
+    URL's password and every configured secret in ``message`` masked."""
     prog = getattr(CONF, 'prog', None) or os.path.basename(sys.argv[0])
-    sys.exit('%s: %s' % (prog, message))
+    sys.exit('%s: %s' % (prog, redaction.mask(
+        str(message), redaction.configured_secrets(CONF))))
+
+
+def _mask_logs():
+    """Mask secrets in every log line (``redaction.MaskingFilter``) that
+    oslo.log's handlers write."""
+    masking = redaction.MaskingFilter(redaction.configured_secrets(CONF))
+    for handler in std_logging.getLogger().handlers:
+        handler.addFilter(masking)
 
 
 def _parse(argv, default_config_files, prog, description):
@@ -64,6 +78,7 @@ def prepare_service(argv=None, default_config_files=None, cli=False,
     except (validation.InvalidOption, enforcement.ConfigError) as error:
         fail(error)
     logging.setup(CONF, 'cyquota')
+    _mask_logs()
     if not cli:
         try:
             enforcement.check_config(CONF)
@@ -85,7 +100,9 @@ def check_database(migrate_sqlite=False):
             migration.check_current()
     except migration.SchemaError as error:
         fail(error)
-    except db_exc.DBError as error:
+    except (db_exc.DBError, sa.exc.SQLAlchemyError) as error:
+        # oslo.db raises a failed first connection untranslated when it
+        # does not know its message (libpq 14's refusal, a bad port).
         fail('cannot use the database %s: %s' % (
             db_api.shown_url(), str(error).strip().splitlines()[0]))
 

@@ -7,6 +7,8 @@ on every command.
 
 import warnings
 
-warnings.filterwarnings('ignore', message='Eventlet is deprecated')
+# Eventlet's own warning is a plain Warning whose message starts with a
+# newline; a filter's message is matched from the start.
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
 warnings.filterwarnings('ignore', module='oslo_service')
 warnings.filterwarnings('ignore', module='oslo_utils.eventletutils')

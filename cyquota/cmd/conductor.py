@@ -29,18 +29,28 @@ def main(argv=None):
                                      'RPC and expire reservations.')
     service.check_database()
     stopping = threading.Event()
+    serving = threading.Event()
 
     def stop(signum, frame):
         LOG.info('Signal %d received, stopping', signum)
+        if not serving.is_set() or stopping.is_set():
+            # Still connecting to the broker (which retries for as long as
+            # it is away), or a second signal while stopping: nothing
+            # waits to be finished, stop at once.
+            raise SystemExit(0)
         stopping.set()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    conductor = _started()
+    try:
+        conductor = _started()
+    except conductor_service.StartError as error:
+        service.fail(error)
+    serving.set()
     while not stopping.wait(1):
         pass
     conductor.stop()
-    conductor.wait()
+    conductor.wait(conductor_service.STOP_TIMEOUT)
     return 0
 
 

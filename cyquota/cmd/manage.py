@@ -15,6 +15,7 @@ import sys
 from oslo_config import cfg
 from oslo_db import exception as db_exc
 import prettytable
+import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
@@ -205,7 +206,9 @@ def main(argv=None):
     except exception.CyquotaException as error:
         print('Error: %s' % error, file=sys.stderr)
         return 2
-    except db_exc.DBError as error:
+    except (db_exc.DBError, sa.exc.SQLAlchemyError) as error:
+        # A failed first connection comes untranslated (service's
+        # check_database).
         service.fail('database error: %s'
                      % str(error).strip().splitlines()[0])
 

@@ -11,6 +11,7 @@ the conductors from running in step.
 """
 
 import threading
+import time
 
 from futurist import periodics
 from oslo_log import log as logging
@@ -21,8 +22,19 @@ from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota import leases
 from cyquota import quota
+from cyquota import redaction
 
 LOG = logging.getLogger(__name__)
+
+#: Seconds a stopping conductor waits for the requests and the periodic
+#: run in progress (a ledger transaction takes milliseconds); a broker that
+#: went away meanwhile does not hold it longer.
+STOP_TIMEOUT = 5
+
+
+class StartError(Exception):
+    """The conductor cannot serve on the message bus; the message is one
+    line, its URL's password masked."""
 
 
 def _periodic_tasks():
@@ -67,7 +79,20 @@ class ConductorService:
             daemon=True)
 
     def start(self):
-        self._server.start()
+        """Serve on the bus and start the periodic tasks.
+
+        While the broker cannot be reached this retries, as oslo.messaging
+        does, until it can (or a signal stops the process).
+
+        :raises StartError: when the broker refuses the conductor (a wrong
+            password, say).
+        """
+        try:
+            self._server.start()
+        except Exception as error:  # noqa: B902 (any driver's own error)
+            raise StartError('cannot serve on the message bus %s: %s' % (
+                redaction.mask_url(CONF.transport_url),
+                redaction.mask_url(str(error).strip().splitlines()[0])))
         self._periodic_thread.start()
         LOG.info('Conductor %s serving topic %s', self.host,
                  CONF.conductor.topic)
@@ -77,7 +102,23 @@ class ConductorService:
         self._periodic.stop()
         self._server.stop()
 
-    def wait(self):
-        """Wait for the requests and the periodic run in progress."""
-        self._periodic_thread.join()
-        self._server.wait()
+    def wait(self, timeout=None):
+        """Wait for the requests and the periodic run in progress, at most
+        ``timeout`` seconds (None: as long as they take); returns whether
+        they finished."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._periodic_thread.join(timeout)
+        # The server's wait also closes its broker connection, which
+        # reconnects first if the broker went away: a daemon thread that
+        # the process need not wait for.
+        waiting = threading.Thread(target=self._server.wait, daemon=True,
+                                   name='cyquota-conductor-stop')
+        waiting.start()
+        waiting.join(None if deadline is None
+                     else max(0, deadline - time.monotonic()))
+        finished = not (waiting.is_alive()
+                        or self._periodic_thread.is_alive())
+        if not finished:
+            LOG.warning('Stopped without waiting longer than %s s for the '
+                        'requests in progress', timeout)
+        return finished

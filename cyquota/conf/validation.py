@@ -9,7 +9,8 @@ stops with the one line of :class:`InvalidOption`.
 Besides every registered value, it checks what oslo.config cannot: that
 the plugins the options name have an entry point (through stevedore, as
 they are loaded later) and that the URLs parse for the library that will
-use them.
+use them, ports included. A URL in a message has its password masked
+(``redaction.mask_url``), also one that does not parse.
 """
 
 import importlib.metadata
@@ -21,9 +22,12 @@ import oslo_messaging
 import sqlalchemy as sa
 from stevedore import named as stevedore_named
 
+from cyquota import redaction
+
 _HTTP = ('http', 'https')
 #: The URL schemes redis-py's ``Redis.from_url`` takes.
 _REDIS = ('redis', 'rediss', 'unix')
+_PORTS = range(1, 65536)
 
 
 class InvalidOption(Exception):
@@ -104,15 +108,33 @@ def _check_url(group, option, value, schemes):
     try:
         cfg.types.URI(schemes=list(schemes))(value)
     except ValueError:
-        raise InvalidOption(group, option, '%r is not a %s URL' % (
-            value, ' or '.join('%s://' % s for s in schemes)))
+        raise InvalidOption(group, option, '%s is not a %s URL' % (
+            _shown(value), ' or '.join('%s://' % s for s in schemes)))
+
+
+def _shown(url):
+    """``url`` quoted, its password masked, for a message."""
+    return redaction.mask_url(repr(url))
+
+
+def _bad_port(url):
+    return ('the port of %s is not a number from 1 to 65535'
+            % _shown(url))
 
 
 def _check_transport(conf):
     try:
         url = oslo_messaging.TransportURL.parse(conf, conf.transport_url)
     except oslo_messaging.InvalidTransportURL as error:
-        raise InvalidOption(None, 'transport_url', error)
+        raise InvalidOption(None, 'transport_url',
+                            redaction.mask_url(error))
+    except ValueError:  # oslo.messaging's int() of the port
+        raise InvalidOption(None, 'transport_url',
+                            _bad_port(conf.transport_url))
+    if any(host.port is not None and host.port not in _PORTS
+           for host in url.hosts):
+        raise InvalidOption(None, 'transport_url',
+                            _bad_port(conf.transport_url))
     _check_plugin(None, 'transport_url', 'oslo.messaging.drivers',
                   url.transport, what='the transport ')
 
@@ -127,11 +149,15 @@ def _check_database(conf):
                             'no SQLAlchemy dialect for %r' % url.drivername)
     except sa.exc.ArgumentError:
         raise InvalidOption('database', 'connection',
-                            '%r is not a database URL' % value)
+                            '%s is not a database URL' % _shown(value))
+    except ValueError:  # SQLAlchemy's int() of the port
+        raise InvalidOption('database', 'connection', _bad_port(value))
     except ImportError as error:
         raise InvalidOption('database', 'connection',
                             'the driver of %s is not installed (%s)'
                             % (url.drivername, error))
+    if url.port is not None and url.port not in _PORTS:
+        raise InvalidOption('database', 'connection', _bad_port(value))
 
 
 def _check_keystone_auth(conf, group, required):

@@ -12,10 +12,10 @@ import threading
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
-from sqlalchemy import engine as sa_engine
 
 from cyquota.conf import CONF
 from cyquota.db import engine_tuning
+from cyquota import redaction
 
 _LOCK = threading.Lock()
 _context_manager = None
@@ -69,9 +69,10 @@ def reset():
 
 def shown_url(url=None):
     """The database URL (default ``[database] connection``) with its
-    password masked, to log or print."""
-    return sa_engine.make_url(url or CONF.database.connection
-                              ).render_as_string(hide_password=True)
+    password masked, to log or print (also a URL that does not parse)."""
+    if url is not None and not isinstance(url, str):
+        return url.render_as_string(hide_password=True)
+    return redaction.mask_url(url or CONF.database.connection)
 
 
 def get_engine():

@@ -73,7 +73,10 @@ def _by_uuid(session, rows):
 
 
 def _claim(context, consumer_id, project_id, request, user_id):
-    with db_api.writer(context) as session:
+    # A Core connection, not a session: in the ledger's transaction (a
+    # connection) a session's rollback on a refusal would end that
+    # transaction under it, and SQLAlchemy warns when it ends again.
+    with db_api.writer_connection(context) as session:
         try:
             session.execute(_consumers.insert().values(
                 consumer_id=consumer_id, project_id=project_id,
@@ -110,7 +113,8 @@ def _claim(context, consumer_id, project_id, request, user_id):
 
 
 def _free(context, consumer_id):
-    with db_api.writer(context) as session:
+    # A Core connection, as _claim's.
+    with db_api.writer_connection(context) as session:
         held = session.execute(
             sa.select(_consumers.c.id)
             .where(_consumers.c.consumer_id == consumer_id)

@@ -18,6 +18,7 @@ import pytest
 
 from tests import fixtures
 from tests.functional import rabbitmq
+from tests import secrets
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -27,6 +28,13 @@ SERVICES = ('cyquota-api', 'cyquota-conductor', 'cyquota-all-in-one')
 BAD_MODEL = ("[quota] enforcement_model: Valid values are [flat, "
              "strict-two-level], but found 'hierarchical'")
 NOT_MIGRATED = 'database not migrated: run cyquota-manage db sync'
+#: A password that must never show (tests.secrets.KNOWN).
+PASSWORD = 'S3cr3t-Startup'
+PG = 'postgresql+psycopg2://postgres:%s@127.0.0.1:%s/x'
+BAD_PORT = ("[database] connection: the port of '%s' is not a number from "
+            "1 to 65535")
+REFUSED = ('(psycopg2.OperationalError) connection to server at '
+           '"127.0.0.1", port 1 failed: Connection refused')
 
 
 @dataclasses.dataclass
@@ -53,7 +61,37 @@ def _cases(tmp, migrated, empty_server_db, busy_port):
         cases['option:' + command] = Case(
             command, '[quota]\nenforcement_model = hierarchical\n', args,
             BAD_MODEL)
+    for command in SERVICES + ('cyquota-manage',):
+        args = ('usage', 'show') if command == 'cyquota-manage' else ()
+        cases['db_port:' + command] = Case(
+            command, '[database]\nconnection = %s\n' % (
+                PG % (PASSWORD, 99999)), args,
+            BAD_PORT % PG % ('***', 99999))
     cases.update({
+        'db_port:abc': Case(
+            'cyquota-manage', '[database]\nconnection = %s\n' % (
+                PG % (PASSWORD, 'abc')), ('db', 'sync'),
+            BAD_PORT % PG % ('***', 'abc')),
+        'db_refused:cyquota-manage': Case(
+            'cyquota-manage', '[database]\nconnection = %s\n' % (
+                PG % (PASSWORD, 1)), ('db', 'sync'),
+            'database error: ' + REFUSED),
+        'db_refused:cyquota-conductor': Case(
+            'cyquota-conductor', '[database]\nconnection = %s\n' % (
+                PG % (PASSWORD, 1)),
+            message='cannot use the database %s: %s' % (
+                PG % ('***', 1), REFUSED)),
+        'mistyped:cyquota-manage': Case(
+            'cyquota-manage', '[database]\nconnection = %s\n' % (
+                PG % (PASSWORD, 5432)).replace('://', '//'), ('db', 'sync'),
+            "[database] connection: '%s' is not a database URL"
+            % (PG % ('***', 5432)).replace('://', '//')),
+        'transport_port': Case(
+            'cyquota-conductor', '[DEFAULT]\ntransport_url = '
+            'rabbit://guest:%s@127.0.0.1:99999/\n' % PASSWORD,
+            message="[DEFAULT] transport_url: the port of "
+                    "'rabbit://guest:***@127.0.0.1:99999/' is not a number "
+                    "from 1 to 65535"),
         'transport_url': Case(
             'cyquota-conductor', '[DEFAULT]\ntransport_url = nosuch://x\n',
             message="[DEFAULT] transport_url: the transport 'nosuch' has no "
@@ -152,6 +190,10 @@ def _names():
     """The names of ``_cases``, for the test ids."""
     return (['option:%s' % c for c in SERVICES
              + ('cyquota-manage', 'cyquota-agent-sim')]
+            + ['db_port:%s' % c for c in SERVICES + ('cyquota-manage',)]
+            + ['db_port:abc', 'db_refused:cyquota-manage',
+               'db_refused:cyquota-conductor', 'mistyped:cyquota-manage',
+               'transport_port']
             + ['transport_url', 'connection', 'keystone_endpoint',
                'missing_config', 'missing_database']
             + ['unmigrated:%s' % c for c in SERVICES]
@@ -162,6 +204,7 @@ def _names():
 def test_refuses_to_start_with_one_line(results, name):
     case, returncode, out, err, tmp = results[name]
     assert 'Traceback' not in out + err
+    secrets.assert_no_secret(out, err)
     assert returncode == 1, err
     assert err.strip().splitlines()[-1] == '%s: %s' % (case.command,
                                                        case.message)

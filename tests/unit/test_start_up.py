@@ -1,6 +1,8 @@
 """What a service does once it is set up, before it serves."""
 
 import gc
+import subprocess
+import sys
 
 from cyquota.cmd import api as api_cmd
 from cyquota.cmd import conductor as conductor_cmd
@@ -44,3 +46,13 @@ def test_the_conductor_freezes_what_start_up_made(sqlite_db):
     frozen, walked = _frozen_and_walked(conductor_cmd._started, _stop)
     assert frozen > 10000
     assert walked < frozen / 10
+
+
+def test_console_scripts_hide_eventlets_warning():
+    """Eventlet's deprecation warning, whose message starts with a new
+    line, is filtered out of every console script, whoever imports it."""
+    result = subprocess.run(
+        [sys.executable, '-c', 'import cyquota.cmd, eventlet'],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert 'Eventlet is deprecated' not in result.stderr
