@@ -3,6 +3,7 @@ request contexts and lease documents, and real HTTP servers on 127.0.0.1
 in threads."""
 
 import configparser
+import contextlib
 import datetime
 import http.server
 import socketserver
@@ -142,3 +143,24 @@ class RecordingService:
 
     def stop(self):
         self._threaded.stop()
+
+
+@contextlib.contextmanager
+def asked_by_the_leases():
+    """A ``RecordingService`` that the LeaseEngine's ExternalServiceFilter
+    asks (the global CONF set, the chain reloaded), for the block."""
+    from cyquota.conf import CONF
+    from cyquota.leases import LEASES
+    recording = RecordingService()
+    CONF.set_override('enabled_filters', ['ExternalServiceFilter'],
+                      'enforcement')
+    CONF.set_override('endpoint_url', recording.url, 'enforcement_external')
+    LEASES.reset()
+    try:
+        yield recording
+    finally:
+        recording.stop()
+        for name in ('enabled_filters', 'exempted_projects'):
+            CONF.clear_override(name, 'enforcement')
+        CONF.clear_override('endpoint_url', 'enforcement_external')
+        LEASES.reset()

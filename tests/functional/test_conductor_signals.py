@@ -1,8 +1,9 @@
 """A real ``cyquota-conductor`` (and ``cyquota-all-in-one``, whose
 conductor is the same) stops within seconds of SIGTERM or SIGINT whatever
 its broker does: still unreachable at start, lost while the conductor
-serves; a broker that refuses its password ends start-up in one line. The shared RabbitMQ is never stopped: the conductor reaches it
-through a TCP relay of the test's own, which the test cuts.
+serves; a broker that refuses its password ends start-up in one line.
+The shared RabbitMQ is never stopped: the conductor reaches it through a
+TCP relay of the test's own, which the test cuts.
 """
 
 import signal

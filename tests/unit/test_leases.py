@@ -184,16 +184,8 @@ def service(pool):
     """A real policy service on 127.0.0.1 that the ExternalServiceFilter
     asks; it allows until told otherwise."""
     from tests import enforcement_helpers
-    recording = enforcement_helpers.RecordingService()
-    CONF.set_override('enabled_filters', ['ExternalServiceFilter'],
-                      'enforcement')
-    CONF.set_override('endpoint_url', recording.url, 'enforcement_external')
-    LEASES.reset()
-    yield recording
-    recording.stop()
-    CONF.clear_override('enabled_filters', 'enforcement')
-    CONF.clear_override('endpoint_url', 'enforcement_external')
-    LEASES.reset()
+    with enforcement_helpers.asked_by_the_leases() as recording:
+        yield recording
 
 
 def _sent(service, index=-1):

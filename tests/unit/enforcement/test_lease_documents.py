@@ -33,17 +33,8 @@ def service(sqlite_db, clock, ctx):  # noqa: F811 (the fixture imported)
     tree.provider('cn1')
     tree.provider('dev1', parent='cn1', inventory={'FPGA': {'total': 4}})
     QUOTAS.limits.set_registered_limit(ctx, 'FPGA', 4)
-    recording = enforcement_helpers.RecordingService()
-    CONF.set_override('enabled_filters', ['ExternalServiceFilter'],
-                      'enforcement')
-    CONF.set_override('endpoint_url', recording.url, 'enforcement_external')
-    LEASES.reset()
-    yield recording
-    recording.stop()
-    for name in ('enabled_filters', 'exempted_projects'):
-        CONF.clear_override(name, 'enforcement')
-    CONF.clear_override('endpoint_url', 'enforcement_external')
-    LEASES.reset()
+    with enforcement_helpers.asked_by_the_leases() as recording:
+        yield recording
 
 
 def admin_of(project_id):
