@@ -16,6 +16,8 @@ import time
 import pytest
 import requests
 
+from benchmarks import support
+
 from cyquota.enforcement import chain
 from cyquota.enforcement import external_service
 from cyquota import exception
@@ -281,3 +283,43 @@ def test_a_port_in_use_is_one_line(tmp_path):
     assert result.stderr == (
         'cyquota-policy-example: cannot listen on 127.0.0.1:%d: Address '
         'already in use\n' % port)
+
+
+def _doc_commands():
+    """``[(command, shown lines)]`` of doc/policy-example.rst."""
+    from tests.unit import test_readme
+    doc = pathlib.Path(__file__).resolve().parents[2] / 'doc' / \
+        'policy-example.rst'
+    return test_readme.steps(doc.read_text())
+
+
+def test_the_docs_commands_work_as_written(tmp_path):
+    """Start the service as the doc does (its file and port this test's
+    own), then read a project as the doc does."""
+    (export, _), (start, [started]), (read, shown) = _doc_commands()
+    port = str(support.free_port())
+    db = str(tmp_path / 'policy.sqlite')
+    start = start.replace('/var/lib/cyquota/policy.sqlite', db).replace(
+        '6790', port)
+    started = started.replace('/var/lib/cyquota/policy.sqlite', db).replace(
+        '6790', port)
+    environment = dict(os.environ, PATH=os.pathsep.join(
+        [str(BIN), os.environ['PATH']]))
+    token = subprocess.run(['bash', '-c', export + '; echo '
+                            '"$CYQUOTA_POLICY_TOKEN"'], capture_output=True,
+                           text=True, check=True).stdout.strip()
+    environment['CYQUOTA_POLICY_TOKEN'] = token
+    process = subprocess.Popen(['bash', '-c', 'exec ' + start],
+                               env=environment, stderr=subprocess.PIPE,
+                               text=True)
+    output = OutputReader(process.stderr)
+    try:
+        line = output.wait_for('serving on').string.rstrip('\n')
+        assert line.split(' ', 2)[2] == started.split(' ', 2)[2]
+        result = subprocess.run(['bash', '-c', read.replace('6790', port)],
+                                env=environment, capture_output=True,
+                                text=True, timeout=30)
+        assert result.stdout.splitlines() == shown
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
