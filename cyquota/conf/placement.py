@@ -1,12 +1,25 @@
-"""[placement] options: device selection and the lease-pool rule."""
+"""[placement] options: device selection, the lease-pool rule, and the
+cloud's Placement API as the source of devices.
 
+With ``source = placement`` cyquota reaches the cloud's Placement as Nova
+does: keystoneauth's session, auth plugin and adapter options live in this
+group too (``auth_type``, ``region_name``, ``valid_interfaces``,
+``endpoint_override``, ...).
+"""
+
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+#: The service type of Placement in the Keystone catalog; keystoneauth also
+#: sends the microversion header only for an adapter that names it.
+SERVICE_TYPE = 'placement'
+
 placement_group = cfg.OptGroup(
-    'placement', title='Device selection options',
+    'placement', title='Device selection and Placement options',
     help='Accelerator devices as Placement-style resource providers: how '
-         'allocation candidates are chosen and how lease pools are kept '
-         'apart from ordinary requests.')
+         'allocation candidates are chosen, how lease pools are kept '
+         'apart from ordinary requests, and where devices come from '
+         '(cyquota\'s own REST or the cloud\'s Placement API).')
 
 placement_opts = [
     cfg.ListOpt(
@@ -34,13 +47,54 @@ placement_opts = [
         help='Stop generating allocation candidates after this many (-1: no '
              'cap). Bounds the work of a request whose groups combine into '
              'very many candidates.'),
+    cfg.StrOpt(
+        'source', default='local', choices=[
+            ('local', 'Devices are entered through cyquota\'s REST API.'),
+            ('placement', 'Devices are read from the cloud\'s Placement '
+                          'API, reached with the keystoneauth options of '
+                          'this group.')],
+        help='Where accelerator devices (resource providers, inventories, '
+             'aggregates, traits) come from. With placement, every command '
+             'first checks this group\'s options for reaching the cloud\'s '
+             'Placement (auth plugin, endpoint, class_map) and stops with '
+             'one line naming the option at fault (doc/placement.rst).'),
+    cfg.DictOpt(
+        'class_map', default={},
+        help='cyquota resources whose Placement resource class has another '
+             'name, as RESOURCE:PLACEMENT_CLASS pairs (for example '
+             'GPU:PGPU,FPGA:CUSTOM_FPGA). A resource not listed has the '
+             'class of the same name. Two resources cannot share a class.'),
 ]
 
 
+def _adapter_opts():
+    """keystoneauth's adapter options with Placement's defaults, as Nova
+    sets them."""
+    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
+    cfg.set_defaults(opts, service_type=SERVICE_TYPE,
+                     valid_interfaces=['internal', 'public'])
+    return opts
+
+
 def register_opts(conf):
-    conf.register_group(placement_group)
-    conf.register_opts(placement_opts, group=placement_group)
+    # A group object of conf's own: oslo.config copies a group shallowly
+    # when it registers it, so the options an auth plugin registers once
+    # loaded would otherwise show in every configuration that shares it.
+    group = cfg.OptGroup(placement_group.name, title=placement_group.title,
+                         help=placement_group.help)
+    conf.register_group(group)
+    conf.register_opts(placement_opts, group=group)
+    ks_loading.register_session_conf_options(conf, group)
+    ks_loading.register_auth_conf_options(conf, group.name)
+    conf.register_opts(_adapter_opts(), group=group)
 
 
 def list_opts():
-    return {placement_group: placement_opts}
+    # The auth plugin's own options depend on auth_type; the sample shows
+    # the password plugin's, the usual choice.
+    return {placement_group: (
+        placement_opts
+        + ks_loading.get_session_conf_options()
+        + ks_loading.get_auth_common_conf_options()
+        + ks_loading.get_auth_plugin_conf_options('password')
+        + _adapter_opts())}

@@ -22,6 +22,7 @@ import oslo_messaging
 import sqlalchemy as sa
 from stevedore import named as stevedore_named
 
+from cyquota.cloud import class_map
 from cyquota import redaction
 
 _HTTP = ('http', 'https')
@@ -56,6 +57,8 @@ def validate(conf):
         _check_authtoken(conf)
     if conf.quota.limit_source == 'keystone':
         _check_oslo_limit(conf)
+    if conf.placement.source == 'placement':
+        _check_placement(conf)
 
 
 def _reason(error):
@@ -202,3 +205,41 @@ def _check_oslo_limit(conf):
     override = conf.oslo_limit.endpoint_override
     if override:
         _check_url('oslo_limit', 'endpoint_override', override, _HTTP)
+
+
+def _check_placement(conf):
+    """The cloud's Placement: its auth plugin loads with the options it
+    needs, the adapter options agree, and ``class_map`` parses."""
+    _check_keystone_auth(conf, 'placement', required=True)
+    try:
+        ks_loading.load_auth_from_conf_options(conf, 'placement')
+    except ks_exceptions.MissingRequiredOptions as error:
+        raise InvalidOption('placement', error.options[0].dest,
+                            'not set (auth_type %s needs it)'
+                            % conf.placement.auth_type)
+    except (ks_exceptions.ClientException, ValueError, TypeError) as error:
+        raise InvalidOption('placement', 'auth_type',
+                            'the %r plugin cannot be loaded: %s' % (
+                                conf.placement.auth_type,
+                                redaction.mask_url(error)))
+    override = conf.placement.endpoint_override
+    if override:
+        _check_url('placement', 'endpoint_override', override, _HTTP)
+    # admin_token has no catalog: its endpoint names Placement itself.
+    if 'endpoint' in conf.placement:
+        endpoint = conf.placement.endpoint
+        if endpoint:
+            _check_url('placement', 'endpoint', endpoint, _HTTP)
+        elif not override:
+            raise InvalidOption('placement', 'endpoint',
+                                'not set (auth_type %s has no catalog to '
+                                'find Placement in)'
+                                % conf.placement.auth_type)
+    try:
+        ks_loading.adapter.process_conf_options(conf.placement, {})
+    except TypeError as error:
+        raise InvalidOption('placement', 'valid_interfaces', str(error))
+    try:
+        class_map.from_conf(conf)
+    except ValueError as error:
+        raise InvalidOption('placement', 'class_map', str(error))

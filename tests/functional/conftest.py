@@ -71,3 +71,14 @@ def keystone():
     with keystone_server.home() as home:
         with home.serve('flat') as url:
             yield keystone_server.Identity(url)
+
+
+@pytest.fixture(scope='session')
+def placement():
+    """A real Placement (noauth2, its own SQLite database) started once for
+    the session, as a ``placement_server.Cloud``: ``.url`` and helpers
+    that make providers, inventories, aggregates, traits and
+    allocations."""
+    from tests.functional import placement_server
+    with placement_server.running() as server:
+        yield placement_server.Cloud(server)

@@ -1,0 +1,16 @@
+"""The cloud's services cyquota talks to.
+
+cyquota's own device model is ``cyquota.placement`` (resource providers in
+cyquota's database, entered through its REST API). In a cloud the devices
+already live in the cloud's Placement API; what reaches that service lives
+here:
+
+* ``class_map``: cyquota resources to Placement resource classes and back
+  (``[placement] class_map``);
+* ``placement_errors``: what can go wrong talking to Placement;
+* ``placement_client``: a keystoneauth client of Placement, built from the
+  ``[placement]`` options.
+
+Dependency rule: modules here may use ``cyquota.placement`` (the device
+model they feed); ``cyquota.placement`` never imports from here.
+"""
