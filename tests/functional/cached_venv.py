@@ -1,10 +1,13 @@
-"""Virtualenvs of OpenStack services from PyPI, for functional tests that
-run the real thing (Keystone, Blazar's filters).
+"""OpenStack services from PyPI, for functional tests that run the real
+thing (Keystone, Placement, Blazar's filters).
 
-Each is built once per package and version and cached between runs in
-``~/.cache/cyquota/<package>-venv-<version>`` (``$XDG_CACHE_HOME`` is
-honoured). When one cannot be built the tests fail under CI (``CI=true``)
-and are skipped elsewhere.
+Each virtualenv is built once per package and version and cached between
+runs in ``~/.cache/cyquota/<package>-venv-<version>`` (``$XDG_CACHE_HOME``
+is honoured). :func:`serve_script` is the small program that serves a
+service's WSGI application from its virtualenv on 127.0.0.1, and
+:func:`wait_until_answering` waits for it. When a service cannot be built
+or does not start, the tests fail under CI (``CI=true``) and are skipped
+elsewhere.
 """
 
 import fcntl
@@ -13,8 +16,11 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import textwrap
+import time
 
 import pytest
+import requests
 
 
 def unavailable(message):
@@ -58,3 +64,50 @@ def _build(target, package, version):
         unavailable('cannot build a %s %s virtualenv: %s %s' % (
             package, version, error, output.decode(errors='replace')[-2000:]))
     (target / 'complete').write_text(version + '\n')
+
+
+def serve_script(application_import):
+    """A Python program that serves the WSGI application that
+    ``application_import`` (a statement binding ``application``) makes, on
+    the 127.0.0.1 port of its first argument. The services parse their own
+    command line at start-up, so it is cleared first."""
+    return textwrap.dedent('''\
+        import socketserver
+        import sys
+        from wsgiref import simple_server
+
+        port = int(sys.argv[1])
+        sys.argv = sys.argv[:1]
+
+        %s
+
+
+        class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+            daemon_threads = True
+
+
+        class Quiet(simple_server.WSGIRequestHandler):
+            def log_message(self, *args):
+                pass
+
+
+        simple_server.make_server('127.0.0.1', port, application, Server,
+                                  Quiet).serve_forever()
+        ''') % application_import
+
+
+def wait_until_answering(name, process, url, timeout=90):
+    """Return once ``GET url`` answers 200; ``unavailable`` when
+    ``process`` exits first or nothing answers within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            unavailable('%s exited: %s' % (name, process.stderr.read()
+                                           .decode(errors='replace')[-2000:]))
+        try:
+            if requests.get(url, timeout=2).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    unavailable('%s did not answer on %s within %ds' % (name, url, timeout))

@@ -17,17 +17,15 @@ import contextlib
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import tempfile
 import textwrap
-import time
 import uuid
 
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
-import requests
 
+from benchmarks import support
 from tests.functional import cached_venv
 from tests.functional.cached_venv import unavailable
 
@@ -36,42 +34,14 @@ ADMIN_PASSWORD = 'cyquota-test'
 REGION = 'RegionOne'
 
 # Keystone reads its own command line at start-up; the wrapper clears it.
-_SERVE = textwrap.dedent('''\
-    import socketserver
-    import sys
-    from wsgiref import simple_server
-
-    port = int(sys.argv[1])
-    sys.argv = sys.argv[:1]
-
-    from keystone.server import wsgi
-
-    application = wsgi.initialize_public_application()
-
-
-    class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
-        daemon_threads = True
-
-
-    class Quiet(simple_server.WSGIRequestHandler):
-        def log_message(self, *args):
-            pass
-
-
-    simple_server.make_server('127.0.0.1', port, application, Server,
-                              Quiet).serve_forever()
-''')
+_SERVE = cached_venv.serve_script(
+    'from keystone.server import wsgi\n\n'
+    'application = wsgi.initialize_public_application()')
 
 
 def venv():
     """The path of Keystone's virtualenv, built on first use."""
     return cached_venv.venv('keystone', VERSION)
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 class Home:
@@ -82,7 +52,7 @@ class Home:
         self.venv = venv()
         self.path = pathlib.Path(tempfile.mkdtemp(prefix='cyquota-keystone-'))
         # Fixed for the home's life: bootstrap records it in the catalog.
-        self.port = _free_port()
+        self.port = support.free_port()
         self.url = 'http://127.0.0.1:%d/v3' % self.port
         config = self._config('flat')
         manage = [str(self.venv / 'bin' / 'keystone-manage'),
@@ -135,7 +105,7 @@ class Home:
             env=dict(os.environ, OS_KEYSTONE_CONFIG_FILES=str(config)),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            _wait(process, self.url)
+            cached_venv.wait_until_answering('Keystone', process, self.url)
             yield self.url
         finally:
             process.terminate()
@@ -157,21 +127,6 @@ def home():
         yield keystone
     finally:
         keystone.remove()
-
-
-def _wait(process, url, timeout=90):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            unavailable('Keystone exited: %s' % process.stderr.read()
-                        .decode(errors='replace')[-2000:])
-        try:
-            if requests.get(url, timeout=2).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    unavailable('Keystone did not answer on %s within %ds' % (url, timeout))
 
 
 USER_PASSWORD = 'cyquota-test-user'

@@ -18,15 +18,14 @@ import contextlib
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import tempfile
 import textwrap
-import time
 import uuid
 
 import requests
 
+from benchmarks import support
 from tests.functional import cached_venv
 from tests.functional.cached_venv import unavailable
 
@@ -37,40 +36,13 @@ MICROVERSION = '1.39'
 
 # Placement parses its own command line at start-up; the wrapper clears
 # it. It finds placement.conf through OS_PLACEMENT_CONFIG_DIR.
-_SERVE = textwrap.dedent('''\
-    import socketserver
-    import sys
-    from wsgiref import simple_server
-
-    port = int(sys.argv[1])
-    sys.argv = sys.argv[:1]
-
-    from placement.wsgi.api import application
-
-
-    class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
-        daemon_threads = True
-
-
-    class Quiet(simple_server.WSGIRequestHandler):
-        def log_message(self, *args):
-            pass
-
-
-    simple_server.make_server('127.0.0.1', port, application, Server,
-                              Quiet).serve_forever()
-''')
+_SERVE = cached_venv.serve_script(
+    'from placement.wsgi.api import application')
 
 
 def venv():
     """The path of Placement's virtualenv, built on first use."""
     return cached_venv.venv('openstack-placement', VERSION)
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 class Placement:
@@ -81,7 +53,7 @@ class Placement:
         self.venv = venv()
         self.path = pathlib.Path(
             tempfile.mkdtemp(prefix='cyquota-placement-'))
-        self.port = _free_port()
+        self.port = support.free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self.process = None
         config = self.path / 'placement.conf'
@@ -114,7 +86,7 @@ class Placement:
             [str(self.venv / 'bin' / 'python'), str(serve), str(self.port)],
             env=dict(os.environ, OS_PLACEMENT_CONFIG_DIR=str(self.path)),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _wait(self.process, self.url)
+        cached_venv.wait_until_answering('Placement', self.process, self.url)
 
     def stop(self):
         """Stop serving; the database stays for the next ``start``."""
@@ -140,21 +112,6 @@ class Placement:
 
     def remove(self):
         shutil.rmtree(self.path, ignore_errors=True)
-
-
-def _wait(process, url, timeout=90):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            unavailable('Placement exited: %s' % process.stderr.read()
-                        .decode(errors='replace')[-2000:])
-        try:
-            if requests.get(url, timeout=2).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
-    unavailable('Placement did not answer on %s within %ds' % (url, timeout))
 
 
 @contextlib.contextmanager
