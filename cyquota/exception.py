@@ -316,3 +316,10 @@ class ConsumerExists(Conflict):
 class NoValidAllocation(Conflict):
     msg_fmt = 'No devices can satisfy the request: %(reason)s'
     kind = 'no_valid_allocation'
+
+
+class ManagedByPlacement(Conflict):
+    msg_fmt = ("Devices are copied from the cloud's Placement ([placement] "
+               "source = placement): change %(what)s there; cyquota's copy "
+               "follows at the next sync.")
+    kind = 'managed_by_placement'

@@ -12,6 +12,9 @@ from oslo_log import log as logging
 from oslo_middleware.healthcheck import pluginbase
 import sqlalchemy as sa
 
+from cyquota.cloud import mirror_state
+from cyquota.conf import CONF
+from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 
 LOG = logging.getLogger(__name__)
@@ -32,4 +35,20 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
                 reason='Database unavailable (%s)' % type(error).__name__,
                 details=str(error))
         return pluginbase.HealthcheckResult(available=True,
-                                            reason='Database OK')
+                                            reason='Database OK',
+                                            details=_mirror_detail())
+
+
+def _mirror_detail():
+    """The Placement mirror's age (and last failure), or '' when devices
+    are not copied from Placement."""
+    if CONF.placement.source != 'placement':
+        return ''
+    state = mirror_state.read(cyquota_context.get_admin_context())
+    if state['age'] is None:
+        detail = 'Placement mirror: never synced'
+    else:
+        detail = 'Placement mirror: last synced %d s ago' % state['age']
+    if state['last_error']:
+        detail += '; last sync failed: %s' % state['last_error']
+    return detail

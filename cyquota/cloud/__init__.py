@@ -9,7 +9,11 @@ here:
   (``[placement] class_map``);
 * ``placement_errors``: what can go wrong talking to Placement;
 * ``placement_client``: a keystoneauth client of Placement, built from the
-  ``[placement]`` options.
+  ``[placement]`` options;
+* ``mirror``: the copy of Placement's providers into cyquota's device
+  tables (``source = placement``), with ``mirror_read`` (what Placement
+  has), ``mirror_diff`` (the pure comparison), ``mirror_store`` (cyquota's
+  copy, read and written) and ``mirror_state`` (its shared state row).
 
 Dependency rule: modules here may use ``cyquota.placement`` (the device
 model they feed); ``cyquota.placement`` never imports from here.

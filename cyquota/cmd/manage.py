@@ -5,6 +5,8 @@
     cyquota-manage quota sync [--project P] [--from-reports]
                                                repair it, print each change
     cyquota-manage usage show [--project P] [--resource R]
+    cyquota-manage devices sync                copy the cloud's Placement
+                                               now, print what changed
 
 Every command but ``db sync`` and ``db version`` needs a migrated database
 and never creates one.
@@ -17,6 +19,8 @@ from oslo_db import exception as db_exc
 import prettytable
 import sqlalchemy as sa
 
+from cyquota.cloud import mirror
+from cyquota.cloud import placement_errors
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import migration
@@ -35,6 +39,7 @@ CATEGORIES = {
     'db': 'database schema',
     'quota': 'reconcile counts with records',
     'usage': 'quota usage',
+    'devices': "the copy of the cloud's Placement",
 }
 
 
@@ -144,6 +149,21 @@ def usage_show():
     return 0
 
 
+def devices_sync():
+    if CONF.placement.source != 'placement':
+        print('devices sync: [placement] source is %s; devices are copied '
+              'only with source = placement' % CONF.placement.source,
+              file=sys.stderr)
+        return 1
+    try:
+        result = mirror.sync(cyquota_context.get_admin_context())
+    except placement_errors.PlacementError as error:
+        print('devices sync: %s' % error, file=sys.stderr)
+        return 1
+    print(_table(['Change', 'Count'], result.rows()))
+    return 0
+
+
 def _filter_text():
     """`` for project P and resource R``, as the filters given."""
     given = [(what, getattr(CONF.category, what))
@@ -186,6 +206,12 @@ def _add_parsers(subparsers):
         dest='action', required=True)
     command(usage, 'show', usage_show, 'usage, limits and availability',
             project=True, resource=True)
+    devices = subparsers.add_parser(
+        'devices', help=CATEGORIES['devices']).add_subparsers(
+        dest='action', required=True)
+    command(devices, 'sync', devices_sync,
+            "copy the cloud's Placement now and print what changed; exit "
+            "code 1 when it cannot be reached")
 
 
 def main(argv=None):

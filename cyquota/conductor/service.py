@@ -3,11 +3,13 @@
 The periodic tasks roll back expired reservations (``[conductor]
 expire_interval``, first run at start, so a restarted conductor catches up
 at once), start and end leases at their dates (``[conductor]
-lease_interval``) and purge old finished rows (``[conductor]
-purge_interval``). Any number of conductors may run them against one
-database: the ledger locks each reservation's and each lease's row, so
-each is expired, started or ended exactly once, and a small jitter keeps
-the conductors from running in step.
+lease_interval``), purge old finished rows (``[conductor]
+purge_interval``) and, with ``[placement] source = placement``, copy the
+cloud's Placement into cyquota (``[placement] sync_interval``, one
+conductor per round: ``cyquota.cloud.mirror``). Any number of conductors
+may run them against one database: the ledger locks each reservation's
+and each lease's row, so each is expired, started or ended exactly once,
+and a small jitter keeps the conductors from running in step.
 """
 
 import threading
@@ -16,6 +18,7 @@ import time
 from futurist import periodics
 from oslo_log import log as logging
 
+from cyquota.cloud import mirror
 from cyquota.conductor import manager
 from cyquota.conductor import rpc
 from cyquota.conf import CONF
@@ -37,8 +40,9 @@ class StartError(Exception):
     line, its URL's password masked."""
 
 
-def _periodic_tasks():
-    """The periodic callables, spaced as configured now."""
+def _periodic_tasks(host):
+    """The periodic callables, spaced as configured now; ``host`` names
+    the conductor that claims a round of the Placement mirror's sync."""
 
     @periodics.periodic(CONF.conductor.expire_interval, run_immediately=True)
     def expire_reservations():
@@ -56,9 +60,16 @@ def _periodic_tasks():
         if purged:
             LOG.info('Purged %d finished reservation row(s)', purged)
 
-    return [(expire_reservations, None, None),
-            (start_and_end_leases, None, None),
-            (purge_reservations, None, None)]
+    @periodics.periodic(CONF.placement.sync_interval, run_immediately=True)
+    def sync_placement_mirror():
+        mirror.periodic_sync(cyquota_context.get_admin_context(), host)
+
+    tasks = [(expire_reservations, None, None),
+             (start_and_end_leases, None, None),
+             (purge_reservations, None, None)]
+    if CONF.placement.source == 'placement':
+        tasks.append((sync_placement_mirror, None, None))
+    return tasks
 
 
 class ConductorService:
@@ -73,7 +84,8 @@ class ConductorService:
         # A failed run (the database away, say) is logged by the worker and
         # tried again at the next interval.
         self._periodic = periodics.PeriodicWorker(
-            _periodic_tasks(), schedule_strategy='last_finished_jitter')
+            _periodic_tasks(self.host),
+            schedule_strategy='last_finished_jitter')
         self._periodic_thread = threading.Thread(
             target=self._periodic.start, name='cyquota-conductor-periodic',
             daemon=True)

@@ -57,7 +57,17 @@ placement_opts = [
              'aggregates, traits) come from. With placement, every command '
              'first checks this group\'s options for reaching the cloud\'s '
              'Placement (auth plugin, endpoint, class_map) and stops with '
-             'one line naming the option at fault (doc/placement.rst).'),
+             'one line naming the option at fault; the conductor copies '
+             'every provider with inventory of a mapped class (its tree, '
+             'inventories, aggregates, traits and what other consumers use '
+             'of it) into cyquota every sync_interval seconds, and '
+             'cyquota\'s REST answers 409 to device writes other than '
+             'aggregate names and metadata (doc/placement.rst).'),
+    cfg.IntOpt(
+        'sync_interval', default=60, min=1,
+        help='Seconds between two copies of the cloud\'s Placement into '
+             'cyquota (source = placement), made by one conductor whatever '
+             'their number. cyquota-manage devices sync copies at once.'),
     cfg.DictOpt(
         'class_map', default={},
         help='cyquota resources whose Placement resource class has another '

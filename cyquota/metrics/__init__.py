@@ -54,6 +54,22 @@ FILTER_LATENCY = prometheus_client.Histogram(
     'enforcement filter took to answer, by filter and call.',
     ['filter', 'call'], registry=REGISTRY)
 
+MIRROR_SYNCS = prometheus_client.Counter(
+    'cyquota_placement_mirror_syncs', 'Syncs of the mirror of the cloud\'s '
+    'Placement, by outcome (changed, unchanged, failed).', ['outcome'],
+    registry=REGISTRY)
+
+MIRROR_KEPT = prometheus_client.Counter(
+    'cyquota_placement_mirror_kept_providers', 'Providers gone from '
+    'Placement that the mirror kept, by reason (held: a live lease or '
+    'reservation holds it; parent: a kept provider is below it).',
+    ['reason'], registry=REGISTRY)
+
+MIRROR_OVERCOMMITTED = prometheus_client.Counter(
+    'cyquota_placement_mirror_overcommitted', 'Inventories that a sync of '
+    'the Placement mirror left below what is held on them, by resource.',
+    ['resource'], registry=REGISTRY)
+
 
 def share_between_processes(directory):
     """Keep the values of this process, and of the processes it forks

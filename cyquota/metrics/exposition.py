@@ -15,6 +15,7 @@ import prometheus_client
 from prometheus_client import multiprocess
 
 from cyquota import metrics
+from cyquota.metrics import mirror
 from cyquota.metrics import usage
 
 #: The exposition's media type.
@@ -34,6 +35,7 @@ def registry():
     else:
         scraped.register(_Own())
     scraped.register(usage.UsageCollector())
+    scraped.register(mirror.MirrorCollector())
     return scraped
 
 

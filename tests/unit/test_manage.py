@@ -113,7 +113,8 @@ def test_no_command_lists_the_categories(manage):
     assert result.returncode == 2
     assert result.stderr.strip() == (
         'cyquota-manage: a command is required: db (database schema); '
-        'quota (reconcile counts with records); usage (quota usage) '
+        'quota (reconcile counts with records); usage (quota usage); '
+        "devices (the copy of the cloud's Placement) "
         '(see cyquota-manage --help)')
 
 

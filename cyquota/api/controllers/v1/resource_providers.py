@@ -2,7 +2,10 @@
 
 Every write to a provider's inventories, aggregates or traits carries the
 ``resource_provider_generation`` the caller last saw; a stale one is a 409
-and changes nothing.
+and changes nothing. With ``[placement] source = placement`` the providers
+are a copy of the cloud's Placement: every write here is a 409
+``cyquota.managed_by_placement`` (aggregate names and metadata stay
+cyquota's, on ``/v1/aggregates``).
 """
 
 import pecan
@@ -12,6 +15,7 @@ from cyquota.api import policy
 from cyquota.api.schemas import inventory as inventory_schema
 from cyquota.api.schemas import resource_provider as schema
 from cyquota.api import validation
+from cyquota.conf import CONF
 from cyquota import exception
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
@@ -65,6 +69,16 @@ def _filters():
     return filters
 
 
+def _writable(context, what):
+    """``context``, once device writes are cyquota's to take.
+
+    :raises ManagedByPlacement: (409) the devices are Placement's copy.
+    """
+    if CONF.placement.source == 'placement':
+        raise exception.ManagedByPlacement(what=what)
+    return context
+
+
 class _GenerationalController:
     """A provider sub-resource read with, and written as of, the provider
     generation: ``GET`` and ``PUT`` with Placement's bodies."""
@@ -83,7 +97,8 @@ class _GenerationalController:
 
     @index.when(method='PUT', template='json')
     def put(self):
-        context = policy.authorized_context(rules.WRITE)
+        context = _writable(policy.authorized_context(rules.WRITE),
+                            self._what)
         data = validation.json_body(self._schema)
         return self._body(*self._write(
             context, self.uuid, int(data['resource_provider_generation']),
@@ -94,6 +109,7 @@ class InventoriesController(_GenerationalController):
     """``/v1/resource_providers/{uuid}/inventories``."""
 
     _schema = inventory_schema.PUT_INVENTORIES
+    _what = "the provider's inventories"
     _read = staticmethod(inventories.get_all)
     _write = staticmethod(inventories.set_all)
 
@@ -114,6 +130,7 @@ class AggregatesController(_GenerationalController):
     """``/v1/resource_providers/{uuid}/aggregates``."""
 
     _schema = schema.PUT_AGGREGATES
+    _what = "the provider's aggregates"
     _read = staticmethod(aggregates.get_for_provider)
     _write = staticmethod(aggregates.set_for_provider)
 
@@ -131,6 +148,7 @@ class TraitsController(_GenerationalController):
     """``/v1/resource_providers/{uuid}/traits``."""
 
     _schema = schema.PUT_TRAITS
+    _what = "the provider's traits"
     _read = staticmethod(traits.get_for_provider)
     _write = staticmethod(traits.set_for_provider)
 
@@ -200,7 +218,8 @@ class ResourceProviderController:
 
     @index.when(method='DELETE')
     def delete(self):
-        providers.delete(policy.authorized_context(rules.WRITE), self.uuid)
+        providers.delete(_writable(policy.authorized_context(rules.WRITE),
+                                   'resource providers'), self.uuid)
         return webob.Response(status=204)
 
 
@@ -219,7 +238,8 @@ class ResourceProvidersController:
 
     @index.when(method='POST', template='json')
     def post(self):
-        context = policy.authorized_context(rules.WRITE)
+        context = _writable(policy.authorized_context(rules.WRITE),
+                            'resource providers')
         data = validation.json_body(schema.POST_RESOURCE_PROVIDER)
         provider = providers.create(
             context, data['name'], uuid=data.get('uuid'),

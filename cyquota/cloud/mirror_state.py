@@ -1,0 +1,87 @@
+"""The state of the Placement mirror, one database row that every process
+shares: which conductor runs the current round of the periodic sync, when
+the copy last succeeded (its age), and why the last attempt failed."""
+
+import datetime
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from cyquota.db import api as db_api
+from cyquota.db import mirror_models
+from cyquota.db import models
+
+_state = mirror_models.MirrorState.__table__
+_ID = mirror_models.STATE_ID
+#: The part of the interval a round may start early, so that the jitter
+#: of the conductors' schedules does not skip a whole round.
+SLACK = 0.1
+
+
+def lock(session):
+    """Lock the state row for the transaction (creating it on first use),
+    so that two syncs never write the copy at once."""
+    found = session.execute(sa.select(_state.c.id).where(
+        _state.c.id == _ID).with_for_update()).first()
+    if found is None:
+        # A lost race to create it is a duplicate entry: the caller's
+        # retry_on_conflict starts again and finds it.
+        # The inserted row is the transaction's until it ends.
+        session.execute(_state.insert().values(id=_ID))
+
+
+def _ensure(context):
+    try:
+        with db_api.writer(context) as session:
+            if session.execute(sa.select(_state.c.id).where(
+                    _state.c.id == _ID)).first() is None:
+                session.execute(_state.insert().values(id=_ID))
+    except db_exc.DBDuplicateEntry:
+        pass
+
+
+def claim_round(context, host, interval):
+    """Whether ``host`` runs this round of the periodic sync: true for the
+    first conductor to ask once ``interval`` seconds (less a little slack)
+    have passed since the round before, false for every other."""
+    _ensure(context)
+    now = models.utcnow()
+    since = now - datetime.timedelta(seconds=interval * (1 - SLACK))
+    with db_api.writer(context) as session:
+        taken = session.execute(_state.update().where(
+            _state.c.id == _ID,
+            sa.or_(_state.c.claimed_at.is_(None),
+                   _state.c.claimed_at <= since)).values(
+            claimed_at=now, claimed_by=host[:255])).rowcount
+    return taken == 1
+
+
+def synced(session):
+    """Record, in the sync's transaction, that the copy is current."""
+    session.execute(_state.update().where(_state.c.id == _ID).values(
+        synced_at=models.utcnow(), last_error=None))
+
+
+@db_api.retry_on_conflict
+def failed(context, reason):
+    """Record a failed sync and its one-line ``reason``."""
+    _ensure(context)
+    with db_api.writer(context) as session:
+        session.execute(_state.update().where(_state.c.id == _ID).values(
+            failed_at=models.utcnow(), last_error=reason[:1024]))
+
+
+def read(context):
+    """``{synced_at, failed_at, last_error, age}`` (``age``: seconds
+    since the last successful sync, None before the first)."""
+    with db_api.reader(context) as session:
+        row = session.execute(sa.select(_state).where(
+            _state.c.id == _ID)).first()
+    synced_at = row.synced_at if row else None
+    return {
+        'synced_at': synced_at,
+        'failed_at': row.failed_at if row else None,
+        'last_error': row.last_error if row else None,
+        'age': ((models.utcnow() - synced_at).total_seconds()
+                if synced_at else None),
+    }

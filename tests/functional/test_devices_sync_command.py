@@ -1,0 +1,68 @@
+"""``cyquota-manage devices sync`` as an operator runs it: a real process,
+a config file, a real Placement and database."""
+
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from cyquota.placement import providers
+from tests.functional import placement_server
+from tests.functional import test_placement_mirror as mirror_tests
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture
+def manage(tmp_path, placement, db_url):
+    mirror_tests._empty(placement)
+
+    def run(*args, source='placement', endpoint=placement.url):
+        config = tmp_path / 'cyquota.conf'
+        config.write_text(
+            '[database]\nconnection = %s\n[placement]\nsource = %s\n'
+            'class_map = GPU:PGPU\nauth_type = admin_token\nendpoint = %s\n'
+            'token = %s\ntimeout = 5\n'
+            % (db_url, source, endpoint, placement_server.TOKEN))
+        return subprocess.run(
+            [sys.executable, '-m', 'cyquota.cmd.manage', '--config-file',
+             str(config), *args], capture_output=True, text=True,
+            timeout=120)
+    return run
+
+
+def _counts(table):
+    return {cells[0]: int(cells[1]) for cells in (
+        [cell.strip() for cell in line.strip('|').split('|')]
+        for line in table.splitlines()
+        if line.startswith('|') and 'Change' not in line)}
+
+
+def test_prints_what_changed(manage, placement, ctx):
+    node = placement.provider()
+    gpu = placement.provider(parent=node)
+    placement.inventory(gpu, {'PGPU': 2})
+    placement.aggregates(gpu, [str(uuid.uuid4())])
+    result = manage('devices', 'sync')
+    assert result.returncode == 0, result.stderr
+    counts = _counts(result.stdout)
+    assert counts['providers added'] == 2
+    assert counts['inventory changes'] == 1
+    assert counts['aggregate membership changes'] == 1
+    assert providers.get(ctx, gpu).parent_provider_uuid == node
+    again = manage('devices', 'sync')
+    assert again.returncode == 0
+    assert set(_counts(again.stdout).values()) == {0}
+
+
+def test_one_line_and_exit_1_when_it_cannot(manage):
+    away = manage('devices', 'sync', endpoint='http://127.0.0.1:9')
+    assert away.returncode == 1
+    assert away.stderr.startswith('devices sync: Placement ')
+    assert len(away.stderr.strip().splitlines()) == 1
+    local = manage('devices', 'sync', source='local')
+    assert local.returncode == 1
+    assert local.stderr.strip() == (
+        'devices sync: [placement] source is local; devices are copied '
+        'only with source = placement')
