@@ -218,6 +218,15 @@ def _remove(session, removed, ids, already_kept):
                 session.execute(_kept.insert().values(
                     resource_provider_id=provider_id, reason=reason,
                     kept_at=models.utcnow()))
+                # Gone from the cloud: what it holds stays, nothing new
+                # lands there (all of it reserved, as an operator takes a
+                # provider out of service in Placement).
+                session.execute(
+                    _inventories.update()
+                    .where(_inventories.c.resource_provider_id
+                           == provider_id)
+                    .values(reserved=_inventories.c.total,
+                            updated_at=models.utcnow()))
                 newly_kept[uuid] = reason
             continue
         # Ended leases' allocations on it are history that goes with it.

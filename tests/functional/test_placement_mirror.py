@@ -215,6 +215,27 @@ def test_a_held_provider_that_vanishes_is_kept_and_marked(cloud, node, ctx,
         providers.get(ctx, taken)
 
 
+def test_a_kept_provider_takes_nothing_new(cloud, node, ctx):
+    _root, gpus, _agg = node
+    cloud.sync()
+    consumer = str(uuid.uuid4())
+    allocations.claim(ctx, consumer, PROJECT, request.from_params(
+        {'resources': 'GPU:1'}))
+    (taken,) = allocations.get_for_consumer(ctx, consumer)['allocations']
+    cloud.cloud.call('DELETE', '/resource_providers/%s' % taken)
+    assert cloud.sync().kept == {taken}
+
+    def offered():
+        found = candidates.search(ctx, request.from_params(
+            {'resources': 'GPU:1'}))
+        return {rp for areq in found['allocation_requests']
+                for rp in areq['allocations']}
+    # Its 2 free GPUs are not offered; what it holds stays held.
+    assert offered() == set(gpus) - {taken}
+    assert allocations.get_for_provider(ctx, taken)[1] == {
+        consumer: {'resources': {'GPU': 1}}}
+
+
 def test_inventory_shrunk_under_holdings_is_applied_and_logged(cloud, node,
                                                                ctx, caplog):
     _root, gpus, _agg = node
