@@ -26,6 +26,7 @@ RESERVATION = ('ReservationPayload', '1.0')
 EXPIRY = ('ReservationExpiryPayload', '1.0')
 OVER_QUOTA = ('OverQuotaPayload', '1.0')
 LEASE = ('LeasePayload', '1.0')
+LEASE_REFUSED = ('LeasePlacementRefusalPayload', '1.0')
 
 _LOCK = threading.Lock()
 _notifier = None
@@ -114,3 +115,15 @@ def lease_event(context, action, lease):
     project_id, user_id, start_date, end_date, status}`` after the
     event."""
     _send(context, 'accelerator.lease.%s' % action, LEASE, dict(lease))
+
+
+def lease_placement_refused(context, lease, reason, providers):
+    """``accelerator.lease.placement_refused`` (priority WARN): the cloud's
+    Placement refused the allocation of an active lease (``lease``: ``{id,
+    project_id, user_id, start_date, end_date, status}``); ``reason`` is
+    the lease's new ``status_reason``, ``providers`` the ``(uuid, name)``
+    of the devices it names."""
+    _send(context, 'accelerator.lease.placement_refused', LEASE_REFUSED,
+          dict(lease, status_reason=reason, resource_providers=[
+              {'uuid': uuid, 'name': name} for uuid, name in providers]),
+          priority='warn')

@@ -35,6 +35,10 @@ WRITE_ATTEMPTS = 4
 #: Seconds between two such tries, times the try's number.
 RETRY_DELAY = 0.1
 
+#: The consumer type of a lease's allocations in Placement (a lease is
+#: not one of Placement's own ``INSTANCE`` or ``MIGRATION``).
+LEASE_CONSUMER_TYPE = 'CYQUOTA_LEASE'
+
 GROUP = 'placement'
 
 

@@ -3,7 +3,9 @@
 The periodic tasks roll back expired reservations (``[conductor]
 expire_interval``, first run at start, so a restarted conductor catches up
 at once), start and end leases at their dates (``[conductor]
-lease_interval``), purge old finished rows (``[conductor]
+lease_interval``, with ``[placement] write_leases`` also writing back to
+the cloud's Placement what was not written yet:
+``cyquota.cloud.lease_writeback``), purge old finished rows (``[conductor]
 purge_interval``) and, with ``[placement] source = placement``, copy the
 cloud's Placement into cyquota (``[placement] sync_interval``, one
 conductor per round: ``cyquota.cloud.mirror``). Any number of conductors
@@ -18,6 +20,7 @@ import time
 from futurist import periodics
 from oslo_log import log as logging
 
+from cyquota.cloud import lease_writeback
 from cyquota.cloud import mirror
 from cyquota.conductor import manager
 from cyquota.conductor import rpc
@@ -53,6 +56,7 @@ def _periodic_tasks(host):
         context = cyquota_context.get_admin_context()
         leases.LEASES.start_due(context)
         leases.LEASES.end_due(context)
+        lease_writeback.apply_outstanding(context)
 
     @periodics.periodic(CONF.conductor.purge_interval)
     def purge_reservations():

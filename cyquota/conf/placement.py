@@ -68,6 +68,20 @@ placement_opts = [
         help='Seconds between two copies of the cloud\'s Placement into '
              'cyquota (source = placement), made by one conductor whatever '
              'their number. cyquota-manage devices sync copies at once.'),
+    cfg.BoolOpt(
+        'write_leases', default=False,
+        help='Write each lease\'s devices to the cloud\'s Placement as an '
+             'allocation of consumer = the lease\'s id (its project and '
+             'user, consumer type CYQUOTA_LEASE, classes through '
+             'class_map) when it starts, and delete that allocation when '
+             'it ends, so that Nova\'s scheduler offers them to nobody '
+             'else during the lease. A start that Placement refuses '
+             'leaves the lease ACTIVE with a status_reason naming the '
+             'devices and is tried again every [conductor] '
+             'lease_interval, as is any write Placement did not answer. '
+             'Needs source = placement. Turned off, cyquota writes '
+             'nothing more: allocations of leases active then stay in '
+             'Placement until removed there.'),
     cfg.DictOpt(
         'class_map', default={},
         help='cyquota resources whose Placement resource class has another '

@@ -58,7 +58,11 @@ def validate(conf):
     if conf.quota.limit_source == 'keystone':
         _check_oslo_limit(conf)
     if conf.placement.source == 'placement':
-        _check_placement(conf)
+        check_placement(conf)
+    elif conf.placement.write_leases:
+        raise InvalidOption('placement', 'write_leases',
+                            'needs source = placement (leases are written '
+                            'to the cloud\'s Placement)')
 
 
 def _reason(error):
@@ -207,9 +211,13 @@ def _check_oslo_limit(conf):
         _check_url('oslo_limit', 'endpoint_override', override, _HTTP)
 
 
-def _check_placement(conf):
-    """The cloud's Placement: its auth plugin loads with the options it
-    needs, the adapter options agree, and ``class_map`` parses."""
+def check_placement(conf):
+    """The options that reach the cloud's Placement: its auth plugin loads
+    with the options it needs, the adapter options agree, and
+    ``class_map`` parses.
+
+    :raises InvalidOption: for the first option found at fault.
+    """
     _check_keystone_auth(conf, 'placement', required=True)
     try:
         ks_loading.load_auth_from_conf_options(conf, 'placement')

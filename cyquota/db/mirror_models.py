@@ -1,6 +1,7 @@
 """SQLAlchemy models of the mirror of the cloud's Placement (``[placement]
-source = placement``): when it was last copied, and the providers kept
-although Placement no longer has them.
+source = placement``): when it was last copied, the providers kept
+although Placement no longer has them, and what Placement should hold for
+each lease written back to it (``[placement] write_leases``).
 
 The copy itself lives in the device tables of ``placement_models``.
 """
@@ -39,3 +40,33 @@ class KeptProvider(models.Base):
         sa.Integer, sa.ForeignKey('resource_providers.id'), primary_key=True)
     reason = sa.Column(sa.String(255), nullable=False)
     kept_at = sa.Column(types.DateTime, nullable=False)
+
+
+class LeaseWrite(models.TimestampMixin, models.Base):
+    """What the cloud's Placement should hold for one lease: its devices
+    (``held``, from its start) or nothing (from its end).
+
+    Written in the transaction that starts or ends the lease and applied to
+    Placement after it (``cyquota.cloud.lease_writeback``). ``version``
+    grows with each change of ``held``; a call to Placement counts as
+    applied only while the version it applied is still the row's.
+    """
+
+    __tablename__ = 'placement_lease_writes'
+    __table_args__ = (
+        sa.Index('placement_lease_writes_applied_idx', 'applied', 'held',
+                 'applied_at'),
+    )
+
+    lease_id = sa.Column(sa.String(36), primary_key=True)
+    held = sa.Column(sa.Boolean, nullable=False)
+    version = sa.Column(sa.Integer, nullable=False)
+    #: Whether Placement holds what ``held`` and ``version`` say.
+    applied = sa.Column(sa.Boolean, nullable=False)
+    applied_at = sa.Column(types.DateTime, nullable=True)
+    #: When a process last took the row to apply it (two conductors do not
+    #: both apply the same row in one lease interval).
+    attempted_at = sa.Column(types.DateTime, nullable=True)
+    #: Placement's refusal of the allocation, as the lease's
+    #: ``status_reason`` says it; announced once per change.
+    refusal = sa.Column(sa.String(1024), nullable=True)

@@ -19,12 +19,15 @@ one transaction locks, in the ledger's order, the lease's row (an update),
 the project's quota rows (``ledger.lease_holdings``) and the chosen
 providers (``placement.windows``), checks the whole window against quota
 and device capacity, and writes. Start and end (periodic, or DELETE) lock
-the lease's row first, so each happens exactly once.
+the lease's row first, so each happens exactly once; with ``[placement]
+write_leases`` they record what the cloud's Placement should hold, applied
+once committed (``cyquota.cloud.lease_writeback``).
 """
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
+from cyquota.cloud import lease_writeback
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -139,6 +142,7 @@ class LeaseEngine:
         except exception.OverQuota as refused:
             events.refused(context, project_id, refused, 'lease.create')
             raise
+        lease_writeback.apply(context, lease_id)
         view = self.get(context, lease_id)
         if view['status'] == lease_models.ACTIVE:
             events.started_or_ended(
@@ -192,6 +196,7 @@ class LeaseEngine:
         for resource, amount in sorted(_amounts(wanted).items()):
             holdings.start(resource, amount, lease_id)
         windows.activate(conn, lease_id, project_id, user_id)
+        lease_writeback.record(conn, lease_id, held=True)
 
     # -- reads -------------------------------------------------------------
 
@@ -293,6 +298,7 @@ class LeaseEngine:
         """End a PENDING or ACTIVE lease now; it stays readable as ENDED.
         LeaseConflict (409) for an ENDED or ERROR one."""
         document, row = self._end(context, lease_id)
+        lease_writeback.apply(context, lease_id)
         events.started_or_ended(context, 'end',
                                 events.summary(row, lease_models.ENDED))
         self.chain.on_end(context, document, lease_id=lease_id,
@@ -307,6 +313,7 @@ class LeaseEngine:
             row = self._start(context, lease_id)
             if row is not None:
                 started += 1
+                lease_writeback.apply(context, lease_id)
                 events.started_or_ended(
                     context, 'start', events.summary(row, lease_models.ACTIVE))
         return started
@@ -319,6 +326,7 @@ class LeaseEngine:
             document, row = self._end(context, lease_id, due=True)
             if document is not None:
                 ended += 1
+                lease_writeback.apply(context, lease_id)
                 events.started_or_ended(
                     context, 'end', events.summary(row, lease_models.ENDED))
                 self.chain.on_end(_lease_context(row), document,
@@ -381,6 +389,7 @@ class LeaseEngine:
             if row.status == lease_models.ACTIVE:
                 for resource, amount in sorted(amounts.items()):
                     holdings.end(resource, amount, lease_id)
+                lease_writeback.record(conn, lease_id, held=False)
             windows.release(context, conn, lease_id)
             store.set_status(conn, lease_id, lease_models.ENDED)
             holdings.refresh(list(amounts), now)

@@ -70,6 +70,13 @@ MIRROR_OVERCOMMITTED = prometheus_client.Counter(
     'the Placement mirror left below what is held on them, by resource.',
     ['resource'], registry=REGISTRY)
 
+LEASE_WRITES = prometheus_client.Counter(
+    'cyquota_placement_lease_writes', 'Leases written back to the cloud\'s '
+    'Placement, by outcome (written: a lease\'s allocation put; removed: '
+    'an ended lease\'s allocation deleted; refused: Placement refused a '
+    'start, once per change of its reason; failed: Placement did not '
+    'answer as it should, tried again).', ['outcome'], registry=REGISTRY)
+
 
 def share_between_processes(directory):
     """Keep the values of this process, and of the processes it forks

@@ -198,3 +198,29 @@ class Cloud:
             'consumer_generation': current.get('consumer_generation'),
             'project_id': project_id, 'user_id': user_id,
             'consumer_type': consumer_type})
+
+
+def empty(cloud):
+    """Remove every allocation and provider that earlier tests left in the
+    running Placement of ``cloud`` (a :class:`Cloud`)."""
+    listed = cloud.call('GET', '/resource_providers')['resource_providers']
+    for rp in listed:
+        held = cloud.call('GET', '/resource_providers/%s/allocations'
+                          % rp['uuid'])['allocations']
+        for consumer in held:
+            cloud.call('DELETE', '/allocations/%s' % consumer,
+                       expect=(204, 404))
+    # Children before their parents.
+    for rp in sorted(listed,
+                     key=lambda rp: rp['parent_provider_uuid'] is None):
+        cloud.call('DELETE', '/resource_providers/%s' % rp['uuid'],
+                   expect=(204, 404))
+
+
+def offered(cloud, resources):
+    """The providers of Placement's own allocation candidates for
+    ``resources`` (``"PGPU:2"``)."""
+    found = cloud.call('GET', '/allocation_candidates?resources=%s'
+                       % resources)
+    return {rp for request in found['allocation_requests']
+            for rp in request['allocations']}

@@ -9,14 +9,13 @@ import pytest
 
 from cyquota.placement import providers
 from tests.functional import placement_server
-from tests.functional import test_placement_mirror as mirror_tests
 
 pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture
 def manage(tmp_path, placement, db_url):
-    mirror_tests._empty(placement)
+    placement_server.empty(placement)
 
     def run(*args, source='placement', endpoint=placement.url):
         config = tmp_path / 'cyquota.conf'

@@ -31,6 +31,7 @@ from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota.placement import request
 from cyquota.placement import traits
+from tests import fixtures
 from tests.functional import placement_server
 
 pytestmark = pytest.mark.timeout(300)
@@ -52,22 +53,6 @@ def _conf(tmp_path, url, extra=''):
     return conf
 
 
-def _empty(cloud):
-    """Remove every allocation and provider earlier tests left."""
-    listed = cloud.call('GET', '/resource_providers')['resource_providers']
-    for rp in listed:
-        held = cloud.call('GET', '/resource_providers/%s/allocations'
-                          % rp['uuid'])['allocations']
-        for consumer in held:
-            cloud.call('DELETE', '/allocations/%s' % consumer,
-                       expect=(204, 404))
-    by_depth = sorted(listed, key=lambda rp: rp['parent_provider_uuid']
-                      is None)
-    for rp in by_depth:
-        cloud.call('DELETE', '/resource_providers/%s' % rp['uuid'],
-                   expect=(204, 404))
-
-
 class Mirror:
     """Sync the test's cyquota database from the fixture's Placement."""
 
@@ -83,7 +68,7 @@ class Mirror:
 
 @pytest.fixture
 def cloud(placement, backend, ctx, tmp_path):
-    _empty(placement)
+    placement_server.empty(placement)
     return Mirror(_conf(tmp_path, placement.url), placement, ctx)
 
 
@@ -298,18 +283,10 @@ def test_a_sync_without_change_writes_nothing(cloud, node, ctx):
                          PROJECT, USER)
     cloud.sync()
     generations = {p.uuid: p.generation for p in providers.get_all(ctx)}
-    writes = []
-
-    def count(conn, cursor, statement, *args):
-        if not statement.lstrip().upper().startswith(('SELECT', 'SAVEPOINT',
-                                                      'RELEASE')):
-            writes.append(statement)
-    engine = db_api.get_engine()
-    sa.event.listen(engine, 'before_cursor_execute', count)
-    try:
+    with fixtures.statements_sent() as sent:
         result = cloud.sync()
-    finally:
-        sa.event.remove(engine, 'before_cursor_execute', count)
+    writes = [s for s in sent if not s.lstrip().upper().startswith(
+        ('SELECT', 'SAVEPOINT', 'RELEASE'))]
     assert not result.changes
     assert {p.uuid: p.generation
             for p in providers.get_all(ctx)} == generations
