@@ -1,8 +1,12 @@
 """cyquota-manage: database and ledger administration.
 
     cyquota-manage [--config-file F] db sync | db version
-    cyquota-manage quota check [--project P]   exit 1 when there is drift
-    cyquota-manage quota sync [--project P] [--from-reports]
+    cyquota-manage quota check [--project P] [--against-placement]
+                                               exit 1 when there is drift
+                                               (or a difference from the
+                                               cloud's Placement)
+    cyquota-manage quota sync [--project P]
+                              [--from-reports | --from-placement]
                                                repair it, print each change
     cyquota-manage usage show [--project P] [--resource R]
     cyquota-manage devices sync                copy the cloud's Placement
@@ -12,6 +16,7 @@ Every command but ``db sync`` and ``db version`` needs a migrated database
 and never creates one.
 """
 
+import functools
 import sys
 
 from oslo_config import cfg
@@ -20,7 +25,9 @@ import prettytable
 import sqlalchemy as sa
 
 from cyquota.cloud import mirror
+from cyquota.cloud import placement_client
 from cyquota.cloud import placement_errors
+from cyquota.cloud import witness
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import migration
@@ -53,12 +60,38 @@ def _table(headers, rows):
 
 def _progress(context, what):
     """A callback that reports how far a scan of the usage rows has got."""
-    total = quota.QUOTAS.count_usage_rows(context, CONF.category.project)
+    # Counted once the scan has started: a sync that first adopts holdings
+    # may add rows.
+    @functools.cache
+    def total():
+        return quota.QUOTAS.count_usage_rows(context, CONF.category.project)
 
     def report(done):
         print('%s: %d/%d usage rows (%d%%)' % (
-            what, done, total, 100 * done // max(total, 1)), file=sys.stderr)
+            what, done, total(), 100 * done // max(total(), 1)),
+            file=sys.stderr)
     return report
+
+
+def _placement_progress(command):
+    """A callback that reports how far the reads of Placement have got."""
+    def report(what, done, total):
+        if done == total or not done % 100:
+            print('%s: %d/%d %s read from Placement (%d%%)' % (
+                command, done, total, what, 100 * done // max(total, 1)),
+                file=sys.stderr)
+    return report
+
+
+def _from_placement(command, read):
+    """``read(reader)`` with a ``witness.Witness``, or None after one line
+    on stderr when Placement cannot be read."""
+    try:
+        return read(witness.Witness.from_conf(
+            progress=_placement_progress(command)))
+    except (witness.Unusable, placement_errors.PlacementError) as error:
+        print('%s: %s' % (command, error), file=sys.stderr)
+        return None
 
 
 def db_sync():
@@ -74,6 +107,8 @@ def db_version():
 def quota_check():
     context = cyquota_context.get_admin_context()
     project = CONF.category.project
+    if CONF.category.against_placement:
+        return _check_against_placement(context, project)
     found = quota.QUOTAS.check_drift(context, project,
                                      _progress(context, 'quota check'))
     drift, events, reports, trees = (found.counts, found.events,
@@ -109,11 +144,44 @@ def quota_check():
     return 0
 
 
+def _check_against_placement(context, project):
+    # Leases are in Placement only when written there.
+    found = _from_placement('quota check', lambda reader: witness.check(
+        context, quota.QUOTAS, reader, project,
+        leases=CONF.placement.write_leases))
+    if found is None:
+        return 1
+    lease_type = placement_client.LEASE_CONSUMER_TYPE
+    for field, heading in (
+            (witness.USED, 'Use that differs from Placement (ledger: used - '
+             'leased; Placement: every consumer type but %s); "quota sync '
+             '--from-placement" adopts Placement\'s:' % lease_type),
+            (witness.LEASED, 'Leases that differ from Placement (ledger: '
+             'leased; Placement: consumer type %s); "quota sync '
+             '--from-placement" leaves leases alone:' % lease_type)):
+        rows = [(d.project_id, d.resource, d.ledger, d.placement,
+                 '%+d' % d.difference) for d in found if d.field == field]
+        if rows:
+            print(heading)
+            print(_table(['Project', 'Resource', 'Ledger %s' % field,
+                          'Placement %s' % field, 'Difference'], rows))
+    if found:
+        return 1
+    print('No difference from Placement.')
+    return 0
+
+
 def quota_sync():
     context = cyquota_context.get_admin_context()
+    project, placement = CONF.category.project, None
+    if CONF.category.from_placement:
+        placement = _from_placement(
+            'quota sync', lambda reader: reader.holdings(project))
+        if placement is None:
+            return 1
     changes, acknowledged = quota.QUOTAS.repair(
-        context, CONF.category.project, _progress(context, 'quota sync'),
-        from_reports=CONF.category.from_reports)
+        context, project, _progress(context, 'quota sync'),
+        from_reports=CONF.category.from_reports, placement=placement)
     if changes:
         print(_table(['Project', 'Resource', 'Field', 'Old', 'New'],
                      [(c['project_id'], c['resource'], c['field'], c['old'],
@@ -182,7 +250,8 @@ def _add_parsers(subparsers):
         if resource:
             parser.add_argument('--resource', help='only this resource')
         parser.set_defaults(func=func, project=None, resource=None,
-                            from_reports=False)
+                            from_reports=False, from_placement=False,
+                            against_placement=False)
         return parser
 
     # Without a category, main lists them (argparse would only say that
@@ -196,11 +265,23 @@ def _add_parsers(subparsers):
         'quota', help=CATEGORIES['quota']).add_subparsers(
         dest='action', required=True)
     command(ledger, 'check', quota_check,
-            'list drift; exit code 1 when there is any', project=True)
-    command(ledger, 'sync', quota_sync, 'repair drift, printing each change',
+            'list drift; exit code 1 when there is any',
             project=True).add_argument(
+        '--against-placement', action='store_true',
+        help="instead compare each project's use with what the cloud's "
+             "Placement counts ([placement] options); exit code 1 when "
+             "they differ or Placement cannot be read")
+    adopt = command(ledger, 'sync', quota_sync,
+                    'repair drift, printing each change',
+                    project=True).add_mutually_exclusive_group()
+    adopt.add_argument(
         '--from-reports', action='store_true',
         help="first make each consumer's holding what the agents report")
+    adopt.add_argument(
+        '--from-placement', action='store_true',
+        help="first make each consumer's holding what the cloud's "
+             "Placement counts, recording each change as a drift event; "
+             "exit code 1 when Placement cannot be read")
     usage = subparsers.add_parser(
         'usage', help=CATEGORIES['usage']).add_subparsers(
         dest='action', required=True)

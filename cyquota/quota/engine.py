@@ -4,8 +4,10 @@ The REST API, the RPC conductor and the commands call the engine and
 nothing behind it. It validates caller input (so bad input never reaches
 the database) and hands the work to its driver, the DbQuotaDriver; limits
 are read and written through ``limits`` (a ``facade.Limits``), and repair
-runs through ``check_drift`` and ``repair``. Every method takes a request
-context first, as in Nova and Cyborg.
+runs through ``check_drift`` and ``repair`` (``usage_counts`` and
+``consumer_projects`` give the ledger's side to the cloud's Placement as
+a witness). Every method takes a request context first, as in Nova and
+Cyborg.
 """
 
 from stevedore import driver as stevedore_driver
@@ -226,11 +228,30 @@ class QuotaEngine:
         return repair.check(context, self.driver, project_id, progress)
 
     def repair(self, context, project_id=None, progress=None,
-               from_reports=False):
+               from_reports=False, placement=None):
         """Repair drift; returns ``(changes, acknowledged events)`` (see
         ``repair.sync``). ``from_reports``: first adopt what the agents
-        report each consumer holds."""
+        report each consumer holds; or ``placement``
+        (``{project_id: {(resource, consumer_id): amount}}``): what the
+        cloud's Placement says they hold, each change recorded."""
         if project_id is not None:
             validation.project_id(project_id)
+        if from_reports and placement is not None:
+            raise exception.Invalid(
+                reason='adopt the agents\' reports or Placement\'s '
+                       'holdings, not both')
         return repair.sync(context, self.driver, project_id, progress,
-                           from_reports=from_reports)
+                           from_reports=from_reports, placement=placement)
+
+    def usage_counts(self, context, project_id=None):
+        """``{(project_id, resource): {"used": n, "leased": n}}`` of the
+        usage rows that count something, for a comparison with the
+        cloud's Placement."""
+        if project_id is not None:
+            validation.project_id(project_id)
+        return repair.usage_counts(context, project_id)
+
+    def consumer_projects(self, context, consumer_ids):
+        """``{consumer_id: project_id}`` of those of ``consumer_ids`` the
+        ledger knows."""
+        return repair.consumer_projects(context, consumer_ids)

@@ -1,5 +1,6 @@
 """Repair: find drift between counts and records (check), and repair it
-(sync, optionally adopting what the agents report).
+(sync, optionally adopting what the agents report, or what the cloud's
+Placement says each consumer holds).
 
 The counts are ``quota_usages.used`` and ``.reserved``. The records say
 what they should be: ``used`` is what the consumers hold
@@ -10,8 +11,13 @@ was used, for example) are reported too until a sync acknowledges them.
 
 When agents report what is really attached (``report_allocations``, kept by
 ``attachments``), what each consumer holds is compared with those reports
-as well; ``sync(..., from_reports=True)`` adopts the reports. Consumers
-with a reservation still pending (an attach in progress) are left alone.
+as well; ``sync(..., from_reports=True)`` adopts the reports. In a cloud,
+``sync(..., placement=...)`` adopts what Placement's consumers hold (read
+by ``cyquota.cloud.witness``, which compares ``usage_counts`` with
+Placement's); each change it makes is also recorded as a drift event of
+kind ``placement_adopted``, acknowledged at once, and logged. Consumers
+with a reservation still pending (an attach in progress) and active
+leases (consumers of their own) are left alone.
 
 The enforcement model's own aggregate rows (under strict-two-level, each
 root's tree usage) must also equal the sum of the counts they add up; the
@@ -22,6 +28,7 @@ runs under the ledger's locks, through its public pieces
 
 import dataclasses
 
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from cyquota.conf import CONF
@@ -35,6 +42,11 @@ _reservations = models.Reservation.__table__
 _consumers = models.ConsumerUsage.__table__
 _drift = models.DriftEvent.__table__
 _leases = lease_models.Lease.__table__
+
+LOG = logging.getLogger(__name__)
+
+#: The kind of the drift events that record a sync from Placement.
+PLACEMENT_ADOPTED = 'placement_adopted'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +151,39 @@ def find_drift(context, project_id=None, progress=None):
             progress(done)
 
 
+def _consumer_books(context, project_id=None):
+    """``({(project_id, resource, consumer_id): used}, attaching)``: what
+    each consumer holds (``''`` for nobody in particular), but active
+    leases, which hold their quota as consumers of their own; and the
+    ``(project_id, consumer_id)`` pairs with a reservation still pending."""
+    leases = sa.select(_leases.c.id).where(
+        _leases.c.status == lease_models.ACTIVE)
+    held = (sa.select(_consumers.c.project_id, _consumers.c.resource,
+                      _consumers.c.consumer_id, _consumers.c.used)
+            .where(_consumers.c.used > 0,
+                   _consumers.c.consumer_id.not_in(leases)))
+    pending = (sa.select(_reservations.c.project_id,
+                         sa.func.coalesce(_reservations.c.consumer_id, ''))
+               .distinct()
+               .where(_reservations.c.status == models.RESERVED))
+    if project_id is not None:
+        held = held.where(_consumers.c.project_id == project_id)
+        pending = pending.where(_reservations.c.project_id == project_id)
+    with db_api.reader(context) as session:
+        recorded = {tuple(row[:3]): row[3] for row in session.execute(held)}
+        attaching = set(map(tuple, session.execute(pending)))
+    return recorded, attaching
+
+
+def _differing(recorded, wanted, attaching):
+    """The ``(project_id, resource, consumer_id)`` keys whose holding in
+    ``recorded`` is not the one in ``wanted``, in order, leaving out the
+    consumers still attaching."""
+    return [key for key in sorted(set(recorded) | set(wanted))
+            if (key[0], key[2]) not in attaching
+            and recorded.get(key, 0) != wanted.get(key, 0)]
+
+
 def find_report_drift(context, project_id=None):
     """Every consumer whose holding in the ledger differs from the latest
     agent reports, in (project, resource, consumer) order; nothing before
@@ -146,28 +191,60 @@ def find_report_drift(context, project_id=None):
     if not attachments.host_reports(context):
         return []
     reported = attachments.reported_consumer_usage(context, project_id)
-    # An active lease holds its quota as a consumer of its own, which no
-    # agent reports: agents attach the lease's devices to instances.
-    leases = sa.select(_leases.c.id).where(
-        _leases.c.status == lease_models.ACTIVE)
-    held = (sa.select(_consumers.c.project_id, _consumers.c.resource,
-                      _consumers.c.consumer_id, _consumers.c.used)
-            .where(_consumers.c.consumer_id != '', _consumers.c.used > 0,
-                   _consumers.c.consumer_id.not_in(leases)))
-    pending = (sa.select(_reservations.c.project_id,
-                         _reservations.c.consumer_id).distinct()
-               .where(_reservations.c.status == models.RESERVED,
-                      _reservations.c.consumer_id.is_not(None)))
-    if project_id is not None:
-        held = held.where(_consumers.c.project_id == project_id)
-        pending = pending.where(_reservations.c.project_id == project_id)
-    with db_api.reader(context) as session:
-        recorded = {tuple(row[:3]): row[3] for row in session.execute(held)}
-        attaching = set(map(tuple, session.execute(pending)))
+    recorded, attaching = _consumer_books(context, project_id)
+    # Agents report attachments to instances; nobody in particular is
+    # not theirs to count.
+    recorded = {key: used for key, used in recorded.items() if key[2]}
     return [ReportDrift(*key, recorded.get(key, 0), reported.get(key, 0))
-            for key in sorted(set(recorded) | set(reported))
-            if (key[0], key[2]) not in attaching
-            and recorded.get(key, 0) != reported.get(key, 0)]
+            for key in _differing(recorded, reported, attaching)]
+
+
+def placement_adoption(context, placement, project_id=None):
+    """``{project_id: {(resource, consumer_id): amount}}``: the holdings
+    to adopt so that the ledger's consumers hold what Placement's do.
+
+    :param placement: ``{project_id: {(resource, consumer_id): amount}}``
+        of Placement's consumers (leases' excluded), of ``project_id``
+        only when given. A ledger consumer Placement does not show, and
+        nobody in particular (Placement knows no such consumer), come to
+        hold nothing.
+    """
+    recorded, attaching = _consumer_books(context, project_id)
+    wanted = {(project, resource, consumer): amount
+              for project, held in placement.items()
+              for (resource, consumer), amount in held.items()
+              if project_id in (None, project)}
+    adopt = {}
+    for key in _differing(recorded, wanted, attaching):
+        adopt.setdefault(key[0], {})[key[1:]] = wanted.get(key, 0)
+    return adopt
+
+
+def usage_counts(context, project_id=None):
+    """``{(project_id, resource): {"used": n, "leased": n}}`` of the usage
+    rows that count something (only ``project_id``'s when given)."""
+    query = (sa.select(_usages.c.project_id, _usages.c.resource,
+                       _usages.c.used, _usages.c.leased)
+             .where(sa.or_(_usages.c.used > 0, _usages.c.leased > 0)))
+    if project_id is not None:
+        query = query.where(_usages.c.project_id == project_id)
+    with db_api.reader(context) as session:
+        return {(row.project_id, row.resource): {'used': row.used,
+                                                 'leased': row.leased}
+                for row in session.execute(query)}
+
+
+def consumer_projects(context, consumer_ids):
+    """``{consumer_id: project_id}`` of the consumers the ledger knows."""
+    consumer_ids = sorted(consumer_ids)
+    found = {}
+    with db_api.reader(context) as session:
+        for start in range(0, len(consumer_ids), CONF.quota.batch_size):
+            batch = consumer_ids[start:start + CONF.quota.batch_size]
+            found.update(session.execute(
+                sa.select(_consumers.c.consumer_id, _consumers.c.project_id)
+                .where(_consumers.c.consumer_id.in_(batch))).all())
+    return found
 
 
 def find_tree_drift(context, driver, root_id=None):
@@ -211,31 +288,63 @@ def unresolved_events(context, project_id=None):
         return [dict(row) for row in session.execute(query).mappings()]
 
 
+def _adopt(context, driver, adopt):
+    """Make each project's consumers hold ``adopt`` ({project_id:
+    {(resource, consumer_id): amount}}); returns ``(consumer_id, change)``
+    pairs."""
+    adopted = []
+    for project, holdings in sorted(adopt.items()):
+        for resource, consumer, old, new in driver.adopt_consumer_usage(
+                context, project, holdings):
+            adopted.append((consumer, dict(
+                project_id=project, resource=resource,
+                field='consumer %s' % (consumer or '(none)'), old=old,
+                new=new)))
+    return adopted
+
+
+def _record(session, made, why):
+    """Keep the changes ``made`` (``(consumer_id, change)`` pairs) as
+    drift events acknowledged at once, and log them: what changed and
+    ``why``."""
+    now = models.utcnow()
+    for consumer, change in made:
+        LOG.info('Quota repaired %s: project %s, %s, %s: %d -> %d', why,
+                 change['project_id'], change['resource'], change['field'],
+                 change['old'], change['new'])
+        session.execute(_drift.insert().values(
+            project_id=change['project_id'], resource=change['resource'],
+            consumer_id=consumer, kind=PLACEMENT_ADOPTED,
+            requested=change['new'] - change['old'],
+            applied=change['new'] - change['old'],
+            detail='%s %d -> %d, %s' % (change['field'], change['old'],
+                                        change['new'], why),
+            created_at=now, resolved_at=now))
+
+
 def sync(context, driver, project_id=None, progress=None,
-         from_reports=False):
+         from_reports=False, placement=None):
     """Repair every drifting count and acknowledge the drift events.
 
     Returns ``(changes, acknowledged)``: changes as dicts of project_id,
     resource, field (``used``, ``reserved``, ``consumer <id>`` for an
-    adopted report, ``tree used`` / ``tree reserved`` for a root's tree
+    adopted holding, ``tree used`` / ``tree reserved`` for a root's tree
     usage), old and new; acknowledged, the number of events.
     Each project is repaired in its own locked transaction, where its
     records are read again, so a concurrent reserve or commit is never
     overwritten with a stale figure. ``from_reports``: first make each
-    consumer's holding what the agents report.
+    consumer's holding what the agents report. ``placement``: first make
+    it what Placement's consumers hold (see ``placement_adoption``), and
+    record every change as a ``placement_adopted`` drift event.
     """
-    changes = []
+    adopt = {}
     if from_reports:
-        adopt = {}
         for item in find_report_drift(context, project_id):
             adopt.setdefault(item.project_id, {})[
                 (item.resource, item.consumer_id)] = item.reported
-        for project, holdings in sorted(adopt.items()):
-            for resource, consumer, old, new in driver.adopt_consumer_usage(
-                    context, project, holdings):
-                changes.append(dict(project_id=project, resource=resource,
-                                    field='consumer %s' % consumer, old=old,
-                                    new=new))
+    elif placement is not None:
+        adopt = placement_adoption(context, placement, project_id)
+    made = _adopt(context, driver, adopt)
     by_project = {}
     for item in find_drift(context, project_id=project_id,
                            progress=progress):
@@ -243,17 +352,20 @@ def sync(context, driver, project_id=None, progress=None,
     for project, resources in sorted(by_project.items()):
         for resource, field, old, new in driver.sync_usage(
                 context, project, sorted(resources), expected_counts):
-            changes.append(dict(project_id=project, resource=resource,
-                                field=field, old=old, new=new))
+            made.append((None, dict(project_id=project, resource=resource,
+                                    field=field, old=old, new=new)))
     # After the members' counts, so the trees add up the repaired ones.
     for item in driver.model.sync(context, project_id):
-        changes.append(dict(project_id=item.root_id, resource=item.resource,
-                            field='tree %s' % item.field,
-                            old=item.recorded, new=item.expected))
+        made.append((None, dict(
+            project_id=item.root_id, resource=item.resource,
+            field='tree %s' % item.field, old=item.recorded,
+            new=item.expected)))
     with db_api.writer(context) as session:
         query = _drift.update().where(_drift.c.resolved_at.is_(None))
         if project_id is not None:
             query = query.where(_drift.c.project_id == project_id)
         acknowledged = session.execute(
             query.values(resolved_at=models.utcnow())).rowcount
-    return changes, acknowledged
+        if placement is not None:
+            _record(session, made, 'from Placement')
+    return [change for _, change in made], acknowledged

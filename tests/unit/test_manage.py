@@ -149,3 +149,33 @@ def test_commands_refuse_an_unmigrated_database(manage, tmp_path):
     assert result.returncode == 1
     assert result.stderr == ('cyquota-manage: database not migrated: run '
                              'cyquota-manage db sync\n')
+
+
+def test_adopting_reports_and_placement_at_once_is_a_usage_error(manage):
+    result = manage('quota', 'sync', '--from-reports', '--from-placement')
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        'cyquota-manage quota sync: error: argument --from-placement: not '
+        'allowed with argument --from-reports')
+    assert manage('quota', 'check', '--from-placement').returncode == 2
+    assert manage('quota', 'sync', '--against-placement').returncode == 2
+
+
+def test_help_says_what_the_placement_flags_do(manage):
+    check = ' '.join(manage('quota', 'check', '--help').stdout.split())
+    assert ("compare each project's use with what the cloud's Placement "
+            'counts') in check
+    sync = ' '.join(manage('quota', 'sync', '--help').stdout.split())
+    assert '[--from-reports | --from-placement]' in sync
+    assert 'recording each change as a drift event' in sync
+
+
+def test_placement_without_its_options_is_one_line(manage):
+    assert manage('db', 'sync').returncode == 0
+    for command in ('check', '--against-placement'), ('sync',
+                                                      '--from-placement'):
+        result = manage('quota', *command)
+        assert (result.returncode, result.stdout) == (1, '')
+        assert result.stderr == (
+            'quota %s: [placement] auth_type: not set: Keystone credentials '
+            'are needed (for example auth_type = password)\n' % command[0])

@@ -1,12 +1,16 @@
 """Drift between counts and records: found, reported and repaired."""
 
+import pytest
 import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
+from cyquota import exception
 from cyquota import quota
 from cyquota.quota import attachments
 from cyquota.quota import repair
+from tests.unit.test_engine import clock  # noqa: F401 (a fixture)
+from tests.unit.test_leases import at, lease, pool  # noqa: F401,H301
 
 Q = quota.QUOTAS
 
@@ -146,3 +150,92 @@ def test_tree_usage_drift_is_found_and_repaired(sqlite_db, ctx):
 
 def test_flat_model_has_no_tree_drift(sqlite_db, ctx):
     assert repair.find_tree_drift(ctx, Q.driver) == []
+
+
+def _events(ctx):
+    with db_api.get_engine().connect() as conn:
+        return [dict(row) for row in conn.execute(sa.text(
+            'SELECT project_id, resource, consumer_id, kind, requested, '
+            'applied, detail, resolved_at FROM drift_events ORDER BY id'))
+            .mappings()]
+
+
+def test_placement_holdings_are_adopted_and_recorded(sqlite_db, ctx):
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1'))
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'GPU': 1}, consumer_id='vm2'))
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 1}))  # nobody's
+    Q.reserve(ctx, 'p1', {'FPGA': 1}, consumer_id='vm3')  # attaching
+    assert repair.usage_counts(ctx) == {
+        ('p1', 'FPGA'): {'used': 3, 'leased': 0},
+        ('p1', 'GPU'): {'used': 1, 'leased': 0}}
+    assert repair.consumer_projects(ctx, {'vm1', 'vm3', 'vm9'}) == {
+        'vm1': 'p1'}
+    # Placement: vm1 holds one FPGA, vm2 nothing, vm4 two GPUs the ledger
+    # never saw, vm3 is being attached, and p2's vm5 holds an FPGA.
+    placement = {'p1': {('FPGA', 'vm1'): 1, ('FPGA', 'vm3'): 1,
+                        ('GPU', 'vm4'): 2},
+                 'p2': {('FPGA', 'vm5'): 1}}
+    assert repair.placement_adoption(ctx, placement) == {
+        'p1': {('FPGA', ''): 0, ('FPGA', 'vm1'): 1, ('GPU', 'vm2'): 0,
+               ('GPU', 'vm4'): 2},
+        'p2': {('FPGA', 'vm5'): 1}}
+    assert repair.placement_adoption(ctx, placement, 'p2') == {
+        'p2': {('FPGA', 'vm5'): 1}}
+
+    changes, acknowledged = repair.sync(ctx, Q.driver, placement=placement)
+    assert [(c['project_id'], c['resource'], c['field'], c['old'], c['new'])
+            for c in changes] == [
+        ('p1', 'FPGA', 'consumer (none)', 1, 0),
+        ('p1', 'FPGA', 'consumer vm1', 2, 1),
+        ('p1', 'GPU', 'consumer vm2', 1, 0),
+        ('p1', 'GPU', 'consumer vm4', 0, 2),
+        ('p2', 'FPGA', 'consumer vm5', 0, 1),
+        ('p1', 'FPGA', 'used', 3, 1),
+        ('p1', 'GPU', 'used', 1, 2),
+        ('p2', 'FPGA', 'used', 0, 1)]
+    assert acknowledged == 0
+    events = _events(ctx)
+    assert [(e['project_id'], e['consumer_id'], e['kind'], e['requested'],
+             e['applied']) for e in events] == [
+        ('p1', '', 'placement_adopted', -1, -1),
+        ('p1', 'vm1', 'placement_adopted', -1, -1),
+        ('p1', 'vm2', 'placement_adopted', -1, -1),
+        ('p1', 'vm4', 'placement_adopted', 2, 2),
+        ('p2', 'vm5', 'placement_adopted', 1, 1),
+        ('p1', None, 'placement_adopted', -2, -2),
+        ('p1', None, 'placement_adopted', 1, 1),
+        ('p2', None, 'placement_adopted', 1, 1)]
+    assert events[1]['detail'] == 'consumer vm1 2 -> 1, from Placement'
+    assert all(e['resolved_at'] is not None for e in events)
+    # The books agree with themselves, and with Placement.
+    assert not repair.check(ctx, Q.driver)
+    assert repair.placement_adoption(ctx, placement) == {}
+    assert repair.usage_counts(ctx) == {
+        ('p1', 'FPGA'): {'used': 1, 'leased': 0},
+        ('p1', 'GPU'): {'used': 2, 'leased': 0},
+        ('p2', 'FPGA'): {'used': 1, 'leased': 0}}
+    assert repair.sync(ctx, Q.driver, placement=placement) == ([], 0)
+    assert len(_events(ctx)) == 8
+
+
+def test_reports_and_placement_are_not_adopted_at_once(sqlite_db, ctx):
+    with pytest.raises(exception.Invalid, match='not both'):
+        Q.repair(ctx, from_reports=True, placement={})
+
+
+def test_other_repairs_record_no_adoption(sqlite_db, ctx):
+    Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1'))
+    _corrupt("UPDATE quota_usages SET used = 9")
+    assert len(repair.sync(ctx, Q.driver)[0]) == 1
+    assert _events(ctx) == []
+
+
+@pytest.mark.usefixtures('pool')
+def test_an_active_lease_is_not_adopted_from_placement(ctx):
+    made = lease(ctx, 3, 'now', at(2))
+    assert repair.usage_counts(ctx) == {
+        ('p1', 'FPGA'): {'used': 3, 'leased': 3}}
+    assert repair.consumer_projects(ctx, [made['id']]) == {
+        made['id']: 'p1'}
+    assert repair.placement_adoption(ctx, {}) == {}
+    assert repair.placement_adoption(ctx, {'p1': {}}, 'p1') == {}
