@@ -395,3 +395,39 @@ def test_install_refuses_a_host_without_keystone(tmp_path):
     (call,) = host.calls()['stack install']
     assert call[0] == 'die'
     assert call[2] == 'cyquota needs Keystone: enable the key service'
+
+
+def test_placement_is_the_device_source_when_devstack_runs_it(tmp_path):
+    host = Devstack(tmp_path, ENABLED_SERVICES='key,mysql,rabbit,'
+                                               'placement-api',
+                    CYQUOTA_PLACEMENT_CLASS_MAP='GPU:PGPU')
+    host.run(*STACK)
+    assert dict(host.read_conf()['placement']) == {
+        'source': 'placement',
+        'auth_type': 'password',
+        'auth_url': 'http://%s/identity' % SERVICE_HOST,
+        'username': 'placement',
+        'password': 'secretservice',
+        'user_domain_name': 'Default',
+        'project_name': 'service',
+        'project_domain_name': 'Default',
+        'region_name': 'RegionOne',
+        'write_leases': 'True',
+        'class_map': 'GPU:PGPU'}
+    known = _known_options()['placement']
+    assert set(host.read_conf()['placement']) <= known
+    # The configuration passes cyquota-manage's start-up checks.
+    assert ('cyquota-manage', '--config-file', str(host.conf), 'db',
+            'sync') in host.calls()['stack extra']
+
+
+def test_devices_stay_local_without_placement_or_when_asked(tmp_path):
+    for name in ('without', 'asked'):
+        (tmp_path / name).mkdir()
+    host = Devstack(tmp_path / 'without')
+    host.run('stack post-config')
+    assert not host.read_conf().has_section('placement')
+    host = Devstack(tmp_path / 'asked', CYQUOTA_DEVICE_SOURCE='local',
+                    ENABLED_SERVICES='key,mysql,rabbit,placement-api')
+    host.run('stack post-config')
+    assert not host.read_conf().has_section('placement')

@@ -32,6 +32,9 @@ NOT_RUN = {
     (README, 'Usage enforcement'): 'starts a service that runs until '
                                    'stopped; tests/functional/'
                                    'test_policy_example.py runs it',
+    (README, "Devices from the cloud's Placement"):
+        'needs a real Placement: tests/functional/test_readme_placement.py '
+        'runs it',
     (OSC_DOC, 'Installing'): 'installs from PyPI what make run has '
                              'installed already',
 }
@@ -115,25 +118,28 @@ def all_in_one(tmp_path):
     assert process.wait(timeout=30) == 0
 
 
-def _run(directory, port, commands):
-    """What each command printed, run in one bash session."""
+def run(directory, port, commands, environ=None):
+    """What each command printed, run in one bash session, with the
+    document's port 6780 replaced by ``port`` and ``environ`` added to
+    the session's environment."""
     # A terminal shows both streams, in the order they come.
     script = ['set -u', 'exec 2>&1']
     for number, command in enumerate(commands):
         # On a line of its own, also after output without a last newline.
         script.append(r"printf '\n@@step %d\n'" % number)
-        script.append(command.replace('localhost:6780',
-                                      'localhost:%d' % port)
-                      .replace('127.0.0.1:6780', '127.0.0.1:%d' % port))
-    environ = {name: value for name, value in os.environ.items()
+        for shown in ('localhost:', '127.0.0.1:', '--port '):
+            command = command.replace(shown + '6780', shown + str(port))
+        script.append(command)
+    session = {name: value for name, value in os.environ.items()
                if not name.startswith('OS_')}
-    environ.update(HOME=str(directory), PATH=os.pathsep.join(
+    session.update(environ or {})
+    session.update(HOME=str(directory), PATH=os.pathsep.join(
         [os.path.dirname(sys.executable), os.environ['PATH']]))
     # An example may show a failure (exit code 1): only an unset variable
     # (set -u) or a syntax error stops the session before its end.
     script.append(r"printf '\n@@end\n'")
     result = subprocess.run(['bash', '-c', '\n'.join(script)],
-                            cwd=directory, env=environ, capture_output=True,
+                            cwd=directory, env=session, capture_output=True,
                             text=True, timeout=300)
     assert result.stdout.endswith('@@end\n'), result.stdout[-2000:]
     printed = re.split(r'^@@step \d+\n', result.stdout[:-len('@@end\n')],
@@ -147,7 +153,7 @@ def test_examples_work_as_written(all_in_one, path):
     directory, port = all_in_one
     found = pasteable(path)
     assert len(found) >= 8
-    printed = _run(directory, port, [command for command, _ in found])
+    printed = run(directory, port, [command for command, _ in found])
     for (command, shown), output in zip(found, printed):
         assert matches(output, shown), (command, output)
 
