@@ -1,5 +1,6 @@
 """Leases benchmark: lease create latency with the usage-enforcement
-filters, and with a long history of ended leases.
+filters, and with a long history of ended leases; a page of the lease
+list as the lease table grows.
 
 For every backend, in one throw-away database, one process creates leases
 through ``LEASES.create`` (one FPGA for an hour, a day ahead, on a device
@@ -13,6 +14,11 @@ that the machine's drift touches all alike:
 * no filter, on devices and a project with 10 ENDED leases of history, and
   with 1,000 (bulk-inserted rows). The target: within 2x, because the
   calendar reads only live leases (``PENDING``, ``ACTIVE``).
+
+Then, in another database, an admin's ``GET /v1/leases?limit=1000``
+(the WSGI app in this process) with 1,000 and with 100,000 leases (bulk
+rows, a device each), and after 50,000: within 2x, in as many queries, as
+an index serves the order and a page's parts are read for its ids at once.
 """
 
 import contextlib
@@ -26,8 +32,10 @@ import uuid as uuidlib
 from wsgiref import simple_server
 
 import sqlalchemy as sa
+import webob
 
 import benchmarks
+from cyquota.api import app
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -40,7 +48,8 @@ from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota import quota
 
-TITLE = 'Leases: create latency with filters, and with ended history'
+TITLE = ('Leases: create latency with filters and with ended history; '
+         'a page of the lease list')
 COLUMNS = [
     ('backend', 'backend', '{}'),
     ('case', 'case', '{}'),
@@ -48,6 +57,7 @@ COLUMNS = [
     ('p99', 'p99 ms', '{:.2f}'),
     ('ratio', 'p50 / p50 of base', '{:.2f}'),
     ('base', 'base', '{}'),
+    ('queries', 'queries', '{}'),
     ('check', 'books after the run', '{}'),
 ]
 RESOURCE = 'FPGA'
@@ -60,10 +70,20 @@ NO_FILTER = 'no filter'
 MAX_LEASE = 'MaxLeaseDurationFilter'
 EXTERNAL = 'ExternalServiceFilter (204)'
 FILTER_CASES = (NO_FILTER, MAX_LEASE, EXTERNAL)
+#: The page, and the sizes of the lease table it is read from.
+PAGE = 1000
+LISTED = (1000, 100000)
+ADMIN = {'X-Project-Id': 'admin-project', 'X-Roles': 'admin'}
 
 
 def _history_case(size):
     return 'history: %s ENDED leases' % format(size, ',')
+
+
+def _page_case(size, after=None):
+    return 'GET /v1/leases page of %s from %s leases%s' % (
+        format(PAGE, ','), format(size, ','),
+        ', after %s of them' % format(after, ',') if after else '')
 
 
 def run(args, progress):
@@ -81,29 +101,39 @@ def run(args, progress):
                                      progress))
             finally:
                 _configure(NO_FILTER, service)
+    for backend, url in benchmarks.databases('leases', args.backends,
+                                             progress):
+        if url is not None:
+            rows.extend(_measure_pages(backend, 5 if args.quick else 25,
+                                       progress))
     return rows
 
 
 def summary(rows):
-    """Lines under the table: the history target, met or missed."""
-    lines = ['target: p50 with %s ended leases within %.0fx of %d'
-             % (format(HISTORY[-1], ','), TARGET, HISTORY[0])]
-    for row in rows:
-        if 'p50' not in row:
-            lines.append('  %s: no measurement (%s)' % (
-                row['backend'], row['check']))
-        elif row['case'] == _history_case(HISTORY[-1]):
-            lines.append('  %s: %.2fx, %s' % (
-                row['backend'], row['ratio'],
-                'target met' if row['ratio'] <= TARGET else 'MISSED'))
+    """Lines under the table: the history and page targets, met or
+    missed."""
+    lines = ['  %s: no measurement (%s)' % (row['backend'], row['check'])
+             for row in rows if 'p50' not in row]
+    for case, target in (
+            (_history_case(HISTORY[-1]), 'p50 with %s ended leases within '
+             '%.0fx of %d' % (format(HISTORY[-1], ','), TARGET, HISTORY[0])),
+            (_page_case(LISTED[-1]), 'a page from %s leases within %.0fx of '
+             'one from %s, in as many queries' % (
+                 format(LISTED[-1], ','), TARGET, format(LISTED[0], ',')))):
+        lines.append('target: ' + target)
+        lines += ['  %s: %s: %.2fx, %s' % (
+            row['backend'], row['case'], row['ratio'],
+            'target met' if row['ratio'] <= TARGET and not row['failed']
+            else 'MISSED') for row in rows
+            if row.get('case', '').startswith(case)]
     return lines
 
 
 def plot(rows, ax):
     """p50 and p99 of each case, grouped by backend."""
     measured = [r for r in rows if 'p50' in r]
-    labels = ['%s\n%s' % (r['backend'], r['case'].replace(' ENDED', ''))
-              for r in measured]
+    labels = ['%s\n%s' % (r['backend'], r['case'].replace(
+        ' ENDED', '').replace('GET /v1/leases ', '')) for r in measured]
     positions = range(len(measured))
     ax.bar([p - 0.2 for p in positions], [r['p50'] for r in measured],
            width=0.4, label='p50')
@@ -111,7 +141,7 @@ def plot(rows, ax):
            width=0.4, label='p99')
     ax.set_xticks(list(positions), labels, rotation=60, ha='right',
                   fontsize=6)
-    ax.set_ylabel('lease create, ms')
+    ax.set_ylabel('lease create; GET page, ms')
     ax.legend()
 
 
@@ -188,28 +218,32 @@ def _device(ctx, name, parent, size):
     return providers.get(ctx, uuid).id, aggregate
 
 
-def _add_history(provider_id, project, count, start, end):
-    """``count`` ENDED leases of ``project`` on the device, in bulk, their
-    windows overlapping the measured ones (only their status leaves them
-    out of the calendar)."""
+def _add_history(provider_id, project, count, start, end, first=0):
+    """``count`` ENDED leases of ``project`` on the device (numbered from
+    ``first``, a millisecond apart), in bulk, 10,000 at a time; their
+    windows overlap the measured ones (only their status leaves them out
+    of the calendar)."""
     now = models.utcnow()
-    ids = ['%s-%08d' % (project[:27], n) for n in range(count)]
-    with db_api.get_engine().begin() as conn:
-        conn.execute(lease_models.Lease.__table__.insert(), [
-            dict(id=i, project_id=project, user_id=None, name=i,
-                 start_date=start, end_date=end, status=lease_models.ENDED,
-                 created_at=now) for i in ids])
-        conn.execute(lease_models.LeaseReservation.__table__.insert(), [
-            dict(id=i, lease_id=i, position=0, project_id=project,
-                 root_id=project, resource=RESOURCE, amount=1,
-                 member_of='[]', member_key=None, start_date=start,
-                 end_date=end, status=lease_models.ENDED, created_at=now)
-            for i in ids])
-        conn.execute(placement_models.LeaseAllocation.__table__.insert(), [
-            dict(lease_id=i, lease_reservation_id=i,
-                 resource_provider_id=provider_id, resource_class=RESOURCE,
-                 amount=1, start_date=start, end_date=end,
-                 status=lease_models.ENDED, created_at=now) for i in ids])
+    window = dict(start_date=start, end_date=end, status=lease_models.ENDED)
+    for chunk in range(first, first + count, 10000):
+        made = [dict(window, id='%s-%08d' % (project[:27], n),
+                     created_at=now + datetime.timedelta(milliseconds=n))
+                for n in range(chunk, min(chunk + 10000, first + count))]
+        with db_api.get_engine().begin() as conn:
+            conn.execute(lease_models.Lease.__table__.insert(), [
+                dict(m, project_id=project, user_id=None, name=m['id'])
+                for m in made])
+            conn.execute(lease_models.LeaseReservation.__table__.insert(), [
+                dict(m, lease_id=m['id'], position=0, project_id=project,
+                     root_id=project, resource=RESOURCE, amount=1,
+                     member_of='[]', member_key=None) for m in made])
+            conn.execute(placement_models.LeaseAllocation.__table__.insert(),
+                         [dict(window, lease_id=m['id'],
+                               lease_reservation_id=m['id'],
+                               created_at=m['created_at'],
+                               resource_provider_id=provider_id,
+                               resource_class=RESOURCE, amount=1)
+                          for m in made])
 
 
 def _purge(lease_id):
@@ -234,6 +268,12 @@ def _count(table, **where):
 
 
 # -- measuring ---------------------------------------------------------------
+
+def _percentiles(timings):
+    times = sorted(timings)
+    return dict(p50=statistics.median(times),
+                p99=times[min(len(times) - 1, int(len(times) * 0.99))])
+
 
 def _measure(backend, service, creates, rounds, progress):
     ctx = cyquota_context.get_admin_context()
@@ -289,10 +329,8 @@ def _measure(backend, service, creates, rounds, progress):
                        (creates + 1) * rounds)
     rows = []
     for case in cases:
-        times = sorted(timings[case])
-        rows.append(dict(
-            backend=backend, case=case, p50=statistics.median(times),
-            p99=times[min(len(times) - 1, int(len(times) * 0.99))]))
+        rows.append(dict(backend=backend, case=case,
+                         **_percentiles(timings[case])))
     base = {r['case']: r['p50'] for r in rows}
     for row in rows:
         reference = (_history_case(HISTORY[0])
@@ -330,3 +368,52 @@ def _check(ctx, cases, service, before, made):
     if asked != {'/check-create': made, '/on-end': made}:
         problems.append('the policy service saw %s' % json.dumps(asked))
     return problems
+
+
+def _measure_pages(backend, gets, progress):
+    """p50 and p99 of an admin's ``GET /v1/leases?limit=1000``, and the
+    statements it sends, with 1,000 leases, then 100,000 (and the page
+    after the 50,000th)."""
+    ctx = cyquota_context.get_admin_context()
+    provider_id = providers.create(ctx, 'page-device').id
+    application = app.setup_app()
+    sent = []
+    sa.event.listen(db_api.get_engine(), 'before_cursor_execute',
+                    lambda *args: sent.append(1))
+    rows, made = [], 0
+    for size, after in [(n, None) for n in LISTED] + [(LISTED[-1], 50000)]:
+        case = _page_case(size, after)
+        progress.step('leases: %s: %s' % (backend, case))
+        _add_history(provider_id, 'bench-pages', size - made,
+                     datetime.datetime(2026, 1, 1),
+                     datetime.datetime(2026, 1, 2), first=made)
+        made = size
+        # As autovacuum (and InnoDB) would have after a gradual growth:
+        # fresh statistics, not those of a table a hundred times smaller.
+        with db_api.get_engine().begin() as conn:
+            conn.exec_driver_sql(
+                'ANALYZE TABLE leases, lease_reservations, lease_allocations'
+                if backend == 'mysql' else 'ANALYZE').close()
+        url = '/v1/leases?limit=%d' % PAGE + (
+            '&marker=bench-pages-%08d' % after if after else '')
+        timings, queries, problems = [], set(), set()
+        for turn in range(gets + 1):  # the first one warms up
+            del sent[:]
+            began = time.perf_counter()
+            answer = webob.Request.blank(url, headers=ADMIN).get_response(
+                application)
+            timings.append((time.perf_counter() - began) * 1000)
+            # A marker costs one query more: the position it names.
+            queries.add(len(sent) - (1 if after else 0))
+            if answer.status_int != 200 or len(answer.json['leases']) != PAGE:
+                problems.add('answered %s' % answer.status)
+        rows.append(dict(backend=backend, case=case, base=_page_case(
+            LISTED[0]), queries=len(sent), counts=queries,
+            problems=problems, **_percentiles(timings[1:])))
+    for row in rows:
+        row['ratio'] = row['p50'] / rows[0]['p50']
+        if row.pop('counts') != {rows[0]['queries']}:
+            row['problems'].add('the query count varies')
+        row['check'] = '; '.join(sorted(row.pop('problems'))) or 'ok'
+        row['failed'] = row['check'] != 'ok'
+    return rows

@@ -1,14 +1,18 @@
-"""Query strings of the quota and limit endpoints: known keys only, each
-at most once, values checked before any work."""
+"""Query strings of the quota, limit and lease endpoints: known keys only,
+each at most once, values checked before any work; and the ``next`` link
+of a full page."""
 
 import re
+import urllib.parse
 
 import pecan
 
+from cyquota.conf import CONF
 from cyquota import exception
 from cyquota.placement import request as placement_request
 
 _PAGE_SIZE = re.compile(r'[1-9][0-9]{0,3}')
+_POSITIVE = re.compile(r'[1-9][0-9]*')
 MAX_PAGE_SIZE = 1000
 
 
@@ -38,6 +42,36 @@ def page_size(value):
             detail="Invalid query string parameters: 'limit' must be an "
                    "integer from 1 to %d. Got: %s" % (MAX_PAGE_SIZE, value))
     return int(value)
+
+
+def clamped_page_size(value):
+    """``limit`` of a listing paged up to ``[api] max_limit``: a positive
+    integer, lowered to max_limit as Nova does; default max_limit."""
+    largest = CONF.api.max_limit
+    if value is None:
+        return largest
+    if not _POSITIVE.fullmatch(value):
+        raise exception.InvalidQuery(
+            detail="Invalid query string parameters: 'limit' must be a "
+                   "positive integer. Got: %s" % value)
+    # A value past any page is max_limit, however many digits it has.
+    return largest if len(value) > 9 else min(int(value), largest)
+
+
+def next_links(name, params, page, page_size, key):
+    """``{"<name>_links": [{"rel": "next", "href": ...}]}`` of a full
+    ``page`` of ``/v1/<name>``, else ``{}``.
+
+    The href repeats the request's query (``params``, None values left
+    out) with the page's size as ``limit`` and, as ``marker``, the ``key``
+    of the page's last item, as Nova's ``servers_links`` do.
+    """
+    if not page or len(page) < page_size:
+        return {}
+    query = dict(params, limit=str(page_size), marker=page[-1][key])
+    return {'%s_links' % name: [{'rel': 'next', 'href': '%s/v1/%s?%s' % (
+        pecan.request.application_url, name, urllib.parse.urlencode(
+            {k: v for k, v in sorted(query.items()) if v is not None}))}]}
 
 
 def choice(name, value, choices):

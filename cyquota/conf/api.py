@@ -35,6 +35,12 @@ api_opts = [
              'body announced larger (Content-Length) is refused with 413 '
              'before any of it is read, a chunked one as soon as it passes '
              'the limit. Under uWSGI set limit-post to the same value.'),
+    cfg.IntOpt(
+        'max_limit', default=1000, min=1,
+        help='Largest page of GET /v1/leases and GET /v1/reservations, '
+             'and their page size when the request gives no limit: a '
+             'larger limit is lowered to it, as Nova does with its '
+             'max_limit. A full page links to the next one.'),
 ]
 
 #: ``--host`` and ``--port`` of cyquota-api and cyquota-all-in-one.

@@ -26,7 +26,12 @@ class Lease(models.TimestampMixin, models.Base):
 
     __tablename__ = 'leases'
     __table_args__ = (
-        sa.Index('leases_project_status_idx', 'project_id', 'status'),
+        # The pages of GET /v1/leases, newest first (created_at, id).
+        sa.Index('leases_project_status_idx', 'project_id', 'status',
+                 'created_at', 'id'),
+        sa.Index('leases_created_idx', 'created_at', 'id'),
+        sa.Index('leases_project_created_idx', 'project_id', 'created_at',
+                 'id'),
         sa.Index('leases_status_start_idx', 'status', 'start_date'),
         sa.Index('leases_status_end_idx', 'status', 'end_date'),
     )

@@ -73,6 +73,8 @@ class Reservation(TimestampMixin, Base):
         sa.Index('reservations_status_expire_idx', 'status', 'expire'),
         sa.Index('reservations_status_updated_idx', 'status', 'updated_at'),
         sa.Index('reservations_project_status_idx', 'project_id', 'status'),
+        # The pages of GET /v1/reservations?project_id=, newest first.
+        sa.Index('reservations_project_id_idx', 'project_id', 'id'),
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)

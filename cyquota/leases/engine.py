@@ -206,13 +206,18 @@ class LeaseEngine:
             conn = session.connection()
             return store.view(conn, store.read(conn, lease_id))
 
-    def list(self, context, project_id=None, status=None):
-        """Views of leases (one project's, or all), newest first."""
+    def list(self, context, project_id=None, status=None, limit=None,
+             marker=None):
+        """Views of leases (one project's, or all), newest first: at most
+        ``limit`` (all when None) after the lease whose id is ``marker``
+        (InvalidQuery, 400, when the project has none such), in a fixed
+        number of queries whatever their number."""
         if project_id is not None:
             validation.project_id(project_id)
         with db_api.reader(context) as session:
             conn = session.connection()
-            return store.views(conn, store.rows(conn, project_id, status))
+            return store.views(conn, store.rows(
+                conn, project_id, status, limit=limit, marker=marker))
 
     # -- update ------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 import collections
 import json
+import re
 
 import sqlalchemy as sa
 
@@ -175,11 +176,56 @@ def read(conn, lease_id):
     return row
 
 
-def rows(conn, project_id=None, status=None):
-    query = sa.select(_leases).order_by(_leases.c.created_at.desc(),
-                                        _leases.c.id)
+#: Newest first: ``id`` orders leases made in the same microsecond.
+_NEWEST_FIRST = (_leases.c.created_at.desc(), _leases.c.id.desc())
+#: The index that serves the order, by (project named, status named), so
+#: that a page costs the same however many leases there are; a status
+#: alone is filtered from the scan of (created_at, id).
+_ORDERED_BY = {(False, False): 'leases_created_idx',
+               (True, False): 'leases_project_created_idx',
+               (True, True): 'leases_project_status_idx'}
+#: What a lease id can be: a marker that cannot is no lease's (and is not
+#: sent to a database, which might refuse its text).
+_ID = re.compile(r'[\x21-\x7e]{1,36}')
+
+
+def _after(conn, marker, project_id):
+    """The condition of the rows after the lease ``marker`` in
+    ``_NEWEST_FIRST`` order; InvalidQuery (400) when ``project_id`` (or
+    any project, when None) has no such lease."""
+    found = None
+    if _ID.fullmatch(marker):
+        query = sa.select(_leases.c.created_at).where(_leases.c.id == marker)
+        if project_id is not None:
+            query = query.where(_leases.c.project_id == project_id)
+        found = conn.execute(query).first()
+    if found is None:
+        raise exception.InvalidQuery(detail='marker [%s] not found' % marker)
+    # The first term bounds the index range; the second leaves out the
+    # marker and the leases of its instant listed before it.
+    return sa.and_(_leases.c.created_at <= found.created_at,
+                   sa.or_(_leases.c.created_at < found.created_at,
+                          _leases.c.id < marker))
+
+
+def rows(conn, project_id=None, status=None, limit=None, marker=None):
+    """Lease rows newest first, at most ``limit`` of them (all when None),
+    after the lease whose id is ``marker``; in two queries at most."""
+    query = sa.select(_leases).order_by(*_NEWEST_FIRST)
     if project_id is not None:
         query = query.where(_leases.c.project_id == project_id)
     if status is not None:
         query = query.where(_leases.c.status == status)
+    if marker is not None:
+        query = query.where(_after(conn, marker, project_id))
+    if limit is not None:
+        query = query.limit(limit)
+    index = _ORDERED_BY.get((project_id is not None, status is not None))
+    if index is not None:
+        # MariaDB's planner sorts the whole table for a first page, and
+        # reads a project's index from its newest lease down to the
+        # marker rather than from the marker on; named, it ranges.
+        for dialect in ('mysql', 'mariadb'):
+            query = query.with_hint(_leases, 'FORCE INDEX (%s)' % index,
+                                    dialect)
     return conn.execute(query).all()

@@ -86,21 +86,42 @@ class Client:
                    for link in page.get('quota_usages_links', ()))
         return page['quota_usages'], more
 
-    def list_reservations(self, project_id=None, status=None, limit=None):
-        """``GET /v1/reservations``, newest first."""
-        return self._call('GET', '/v1/reservations', params=self._query(
-            project_id=project_id, status=status,
-            limit=limit))['reservations']
+    def _every_page(self, name, key, limit=None, marker=None, **filters):
+        """The items of ``GET /v1/<name>`` after ``marker``, page after
+        page while a page has a ``next`` link, at most ``limit`` of them
+        (all when None); the next page starts after the ``key`` of the
+        last item, as the link's marker does."""
+        items = []
+        while True:
+            page = self._call('GET', '/v1/' + name, params=self._query(
+                limit=None if limit is None else limit - len(items),
+                marker=marker, **filters))
+            items += page[name]
+            more = any(link['rel'] == 'next'
+                       for link in page.get(name + '_links', ()))
+            if not (more and page[name]) or (limit is not None
+                                             and len(items) >= limit):
+                return items
+            marker = items[-1][key]
+
+    def list_reservations(self, project_id=None, status=None, limit=None,
+                          marker=None):
+        """``GET /v1/reservations``, newest first: every page after the
+        reservation ``marker``, at most ``limit`` rows."""
+        return self._every_page('reservations', 'uuid', limit, marker,
+                                project_id=project_id, status=status)
 
     def create_lease(self, lease):
         """``POST /v1/leases`` with the ``lease`` object."""
         return self._call('POST', '/v1/leases', json={'lease': lease})[
             'lease']
 
-    def list_leases(self, project_id=None, status=None):
-        """``GET /v1/leases``, newest first."""
-        return self._call('GET', '/v1/leases', params=self._query(
-            project_id=project_id, status=status))['leases']
+    def list_leases(self, project_id=None, status=None, limit=None,
+                    marker=None):
+        """``GET /v1/leases``, newest first: every page after the lease
+        ``marker``, at most ``limit`` leases."""
+        return self._every_page('leases', 'id', limit, marker,
+                                project_id=project_id, status=status)
 
     def show_lease(self, lease_id):
         """``GET /v1/leases/{id}``."""

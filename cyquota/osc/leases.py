@@ -119,7 +119,11 @@ class CreateLease(command.ShowOne):
 
 class ListLeases(command.Lister):
     """List leases, newest first: the caller's project's, or every
-    project's for an admin."""
+    project's for an admin.
+
+    Every page is read, up to ``--limit`` leases when given;
+    ``--marker`` starts after a lease.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -130,11 +134,17 @@ class ListLeases(command.Lister):
                                  'project)')
         parser.add_argument('--long', action='store_true',
                             help='Also the user and the reservations')
+        parser.add_argument('--limit', metavar='<count>', type=int,
+                            help='At most this many leases (every page is '
+                                 'read until then; default: all)')
+        parser.add_argument('--marker', metavar='<lease>',
+                            help='Start after this lease ID')
         return parser
 
     def take_action(self, parsed_args):
         leases = self.app.client_manager.accelerator_quota.list_leases(
-            project_id=parsed_args.project, status=parsed_args.status)
+            project_id=parsed_args.project, status=parsed_args.status,
+            limit=parsed_args.limit, marker=parsed_args.marker)
         columns = _LIST_COLUMNS
         if parsed_args.long:
             columns += (('user_id', 'User ID'),

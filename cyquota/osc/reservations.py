@@ -12,7 +12,11 @@ _COLUMNS = (('uuid', 'UUID'), ('project_id', 'Project ID'),
 
 
 class ListReservations(command.Lister):
-    """List reservations, newest first (admin)."""
+    """List reservations, newest first (admin).
+
+    Every page is read, up to ``--limit`` rows when given;
+    ``--marker`` starts after a reservation.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -21,14 +25,18 @@ class ListReservations(command.Lister):
         parser.add_argument('--status', choices=_STATUSES,
                             help='Only reservations in this status')
         parser.add_argument('--limit', metavar='<count>', type=int,
-                            help='At most this many (the API allows 1000)')
+                            help='At most this many reservations (every '
+                                 'page is read until then; default: all)')
+        parser.add_argument('--marker', metavar='<uuid>',
+                            help='Start after this reservation UUID')
         return parser
 
     def take_action(self, parsed_args):
         reservations = self.app.client_manager.accelerator_quota \
             .list_reservations(project_id=parsed_args.project,
                                status=parsed_args.status,
-                               limit=parsed_args.limit)
+                               limit=parsed_args.limit,
+                               marker=parsed_args.marker)
         return (tuple(title for _, title in _COLUMNS),
                 [tuple(row[key] for key, _ in _COLUMNS)
                  for row in reservations])

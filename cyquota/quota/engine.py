@@ -20,6 +20,7 @@ from cyquota.quota import driver as quota_driver
 from cyquota.quota import limits as quota_limits
 from cyquota.quota.limits import facade
 from cyquota.quota import repair
+from cyquota.quota import reservation_list
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
 
@@ -171,12 +172,15 @@ class QuotaEngine:
         return self.driver.purge(context)
 
     def list_reservations(self, context, project_id=None, status=None,
-                          limit=1000):
-        """Reservation rows as dicts, newest first."""
+                          limit=1000, marker=None):
+        """Reservation rows as dicts, newest first: at most ``limit`` after
+        the one whose uuid is ``marker`` (InvalidQuery, 400, when the
+        project has none such)."""
         if project_id is not None:
             validation.project_id(project_id)
-        return self.driver.list_reservations(
-            context, project_id=project_id, status=status, limit=limit)
+        return reservation_list.page(context, project_id=project_id,
+                                     status=status, limit=limit,
+                                     marker=marker)
 
     def get_project_usage(self, context, project_id):
         """``{resource: {limit, used, reserved, available}}`` for every

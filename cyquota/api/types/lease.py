@@ -10,6 +10,7 @@ from wsme.rest import json as wsme_json
 from wsme import types as wtypes
 
 from cyquota.api.types import base
+from cyquota.api.types import link
 from cyquota.db import lease_models
 
 #: The statuses of a lease, in the order of its life.
@@ -146,6 +147,8 @@ class LeaseResponse(base.APIBase):
 
 
 class LeasesResponse(base.APIBase):
-    """Answer of ``GET /v1/leases``: newest first."""
+    """Answer of ``GET /v1/leases``: a page of leases, newest first, and a
+    ``next`` link in ``leases_links`` when the page is full."""
 
     leases = [Lease]
+    leases_links = [link.Link]

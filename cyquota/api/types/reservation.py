@@ -6,6 +6,7 @@ from wsme import types as wtypes
 
 from cyquota.api.types import attributes
 from cyquota.api.types import base
+from cyquota.api.types import link
 from cyquota.db import models
 
 
@@ -105,6 +106,9 @@ class Reservation(base.APIBase):
 
 
 class ReservationsResponse(base.APIBase):
-    """Answer of ``GET /v1/reservations``: newest first."""
+    """Answer of ``GET /v1/reservations``: a page of reservations, newest
+    first, and a ``next`` link in ``reservations_links`` when the page is
+    full."""
 
     reservations = [Reservation]
+    reservations_links = [link.Link]

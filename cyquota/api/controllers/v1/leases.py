@@ -1,9 +1,12 @@
 """``/v1/leases``: accelerators held by a project for a time window.
 
 ``POST /v1/leases`` creates a lease for the caller's project (an admin may
-name ``project_id``) and answers 201; ``GET /v1/leases?status=&project_id=``
-lists a project's leases (a reader's or member's own project by default,
-every project's for an admin without ``project_id``); ``GET``, ``PUT`` (a
+name ``project_id``) and answers 201; ``GET
+/v1/leases?status=&project_id=&limit=&marker=`` lists a project's leases
+(a reader's or member's own project by default, every project's for an
+admin without ``project_id``), newest first, a page at a time: ``limit``
+(lowered to ``[api] max_limit``, its default) after the lease whose id is
+``marker``, and a full page links to the next; ``GET``, ``PUT`` (a
 partial lease) and ``DELETE`` (an early end, 204) act on
 ``/v1/leases/{lease_id}``.
 
@@ -99,13 +102,18 @@ class LeasesController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        params = query.params('project_id', 'status')
+        params = query.params('project_id', 'status', 'limit', 'marker')
         query.choice('status', params['status'], types.STATUSES)
+        page_size = query.clamped_page_size(params['limit'])
         context = pecan.request.context
         project_id = _listed_project(context, params['project_id'])
-        found = leases.LEASES.list(context, project_id=project_id,
-                                   status=params['status'])
-        return types.LeasesResponse.from_dict({'leases': found}).to_json()
+        found = leases.LEASES.list(
+            context, project_id=project_id, status=params['status'],
+            limit=page_size, marker=params['marker'])
+        return types.LeasesResponse.from_dict(dict(
+            {'leases': found},
+            **query.next_links('leases', params, found, page_size,
+                               'id'))).to_json()
 
     @index.when(method='POST', template='json')
     def post(self):

@@ -10,6 +10,11 @@ over-quota error would carry. A
 retried reserve (same ``request_id``) returns the first reserve's uuids;
 its ``expire`` is the one this request computed, the stored expiry stays
 the first one's.
+
+``GET /v1/reservations?project_id=&status=&limit=&marker=`` (admin) lists
+the rows newest first, a page at a time: ``limit`` (lowered to ``[api]
+max_limit``, its default) after the row whose uuid is ``marker``; a full
+page links to the next.
 """
 
 import datetime
@@ -67,15 +72,18 @@ class ReservationsController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        params = query.params('project_id', 'status', 'limit')
+        params = query.params('project_id', 'status', 'limit', 'marker')
         context = policy.authorized_context(rules.LIST, query.target(params))
         query.choice('status', params['status'], quota.RESERVATION_STATUSES)
+        page_size = query.clamped_page_size(params['limit'])
         rows = quota.QUOTAS.list_reservations(
             context, project_id=params['project_id'],
-            status=params['status'],
-            limit=query.page_size(params['limit']))
-        return types.ReservationsResponse.from_dict(
-            {'reservations': rows}).to_json()
+            status=params['status'], limit=page_size,
+            marker=params['marker'])
+        return types.ReservationsResponse.from_dict(dict(
+            {'reservations': rows},
+            **query.next_links('reservations', params, rows, page_size,
+                               'uuid'))).to_json()
 
     @index.when(method='POST', template='json')
     def post(self):
