@@ -5,9 +5,14 @@ and the run's report: ``results.json``, a PNG per benchmark and
 import json
 import os
 import platform
+import re
 import sys
 import time
 import timeit
+
+#: The line under the heading of a section an earlier run measured.
+_EARLIER_RUN_LINE = '*From the run of %s: this run did not measure it.*'
+_EARLIER_RUN = re.compile(r'\A\s*\*From the run of [^\n]*\*\n')
 
 
 class Progress:
@@ -92,6 +97,56 @@ def write_json(path, document):
         stream.write('\n')
 
 
+def read_json(path):
+    """The document an earlier run wrote to ``path``; None when there is
+    none (or it does not parse)."""
+    try:
+        with open(path) as stream:
+            return json.load(stream)
+    except (OSError, ValueError):
+        return None
+
+
+def read_sections(path):
+    """``{title: text}`` of the benchmark sections of the report an earlier
+    run wrote to ``path`` (empty when there is none), as they were written
+    (figure, table, summary), without the date of an earlier run."""
+    try:
+        with open(path) as stream:
+            text = stream.read()
+    except OSError:
+        return {}
+    found = {}
+    for part in text.split('\n## ')[1:]:
+        title, _, body = part.partition('\n')
+        found[title] = _EARLIER_RUN.sub('', body).strip('\n')
+    found.pop('Machine', None)
+    return found
+
+
+def keep_earlier(document, earlier, sections, order):
+    """Add to ``document`` the benchmarks of the ``earlier`` document that
+    it lacks and that the earlier report has a section of (``sections``,
+    by title), each with the date of the run that measured it (its own
+    ``created``, else the earlier document's), all in ``order`` (the
+    benchmark names). A section is kept as it was written, not drawn
+    again from its rows, which the benchmark's code of today may read
+    otherwise. Returns ``{name: section text}`` of those kept."""
+    found = (earlier or {}).get('benchmarks', {})
+    kept = {}
+    for name in order:
+        entry = found.get(name)
+        if (name not in document['benchmarks'] and entry is not None
+                and entry.get('title') in sections):
+            entry.setdefault('created', earlier['created'])
+            kept[name] = sections[entry['title']]
+    merged = dict(document['benchmarks'], **{name: found[name]
+                                             for name in kept})
+    document['benchmarks'] = {name: merged[name] for name in order
+                              if name in merged}
+    return kept
+
+
 def write_figure(path, title, draw):
     """One benchmark's PNG: ``draw(ax)`` fills a matplotlib Axes."""
     import matplotlib
@@ -106,10 +161,19 @@ def write_figure(path, title, draw):
     pyplot.close(figure)
 
 
+def section(title, figure, table, summary):
+    """A benchmark's section of the report, below its heading: its figure
+    (a file name), its table and its summary lines."""
+    lines = ['![%s](%s)' % (title, figure), '', '```', table, '```', '']
+    lines += ['* %s' % line for line in summary]
+    return '\n'.join(lines).strip('\n')
+
+
 def write_markdown(path, document, sections):
-    """The run's report: date, options and machine, then for each
-    benchmark its figure, its table and its summary lines. ``sections`` is
-    ``[(title, figure file name, table text, summary lines), ...]``."""
+    """The run's report: date, options and machine, then each benchmark's
+    section. ``sections`` is ``[(title, text, kept), ...]``: the text of
+    :func:`section`, and the date of the earlier run it comes from (None
+    for this run's)."""
     machine = document['machine']
     options = document['options']
     lines = ['# cyquota benchmarks', '',
@@ -136,11 +200,19 @@ def write_markdown(path, document, sections):
         '* Python %s on %s' % (machine['python'], machine['platform']),
         '* options: `%s`' % ' '.join(options['argv']) if options['argv']
         else '* options: none (every benchmark, every database)', '']
-    for title, figure, table, summary in sections:
-        lines += ['## %s' % title, '', '![%s](%s)' % (title, figure), '',
-                  '```', table, '```', '']
-        lines += ['* %s' % line for line in summary]
-        lines += [''] if summary else []
+    earlier = [title for title, _, kept in sections if kept]
+    if earlier:
+        lines += [
+            'This run measured only some benchmarks; %d section(s) come '
+            'from earlier runs, each dated under its title (the machine '
+            'above is this run\'s). Every ratio is within one run of one '
+            'benchmark, so each section holds on its own.' % len(earlier),
+            '']
+    for title, text, kept in sections:
+        lines += ['## %s' % title, '']
+        if kept:
+            lines += [_EARLIER_RUN_LINE % kept, '']
+        lines += [text, '']
     with open(path, 'w') as stream:
         stream.write('\n'.join(lines))
 
