@@ -7,6 +7,12 @@ transaction (``mirror_store``), under the lock of the mirror's state row
 (``mirror_state``) so that two syncs never write at once. A sync that finds
 nothing new writes nothing but the time of the sync.
 
+The read is incremental: the sync's transaction records the generation of
+every provider Placement listed, and the next sync reads only what moved
+since (``mirror_read``). Should another sync record in between, so that
+what was read no longer completes the copy, the sync starts again; its
+last attempt, like ``full=True``, reads everything.
+
 Placement is the truth, with two guards: a provider gone from Placement
 that a live lease or reservation holds is kept, marked, logged and counted
 (``cyquota_placement_mirror_kept_providers``); an inventory that shrinks
@@ -33,6 +39,9 @@ from cyquota import metrics
 
 LOG = logging.getLogger(__name__)
 
+#: Attempts of one sync overtaken by others; the last reads everything.
+ATTEMPTS = 3
+
 _KEPT_LABELS = {mirror_store.HELD: 'held',
                 mirror_store.HAS_KEPT_CHILD: 'parent'}
 
@@ -57,19 +66,46 @@ class Result:
         return mirror_diff.summary_rows(self.changes, self.kept)
 
 
+def _baseline(session, mapped, full, current=None):
+    """``(recorded generations, copy)`` that an incremental read builds
+    on: the copy (``current``, read when None) less the providers kept,
+    which are not Placement's as they are; ``({}, {})`` for a full read."""
+    seen = {} if full else mirror_state.seen(session, mapped)
+    if not seen:
+        return {}, {}
+    kept = mirror_store.kept(session)
+    current = mirror_store.current(session) if current is None else current
+    return seen, {uuid: provider for uuid, provider in current.items()
+                  if uuid not in kept}
+
+
+def _read(context, client, mapped, full):
+    with db_api.reader(context) as session:
+        seen, copy = _baseline(session, mapped, full)
+    reading = mirror_read.read(client, mapped, seen, copy)
+    LOG.debug('Placement mirror: %d of %d providers changed in Placement, '
+              '%d requests', len(reading.inventories), len(reading.listed),
+              reading.requests())
+    return reading
+
+
 @db_api.retry_on_conflict
-def _write(context, placement):
+def _write(context, reading, mapped, full):
     with db_api.writer(context) as session:
         mirror_state.lock(session)
+        current = mirror_store.current(session)
+        seen, copy = _baseline(session, mapped, full, current)
+        found, generations = mirror_read.providers(reading, seen, copy)
         wanted = mirror_diff.without_consumers(
-            placement, mirror_store.own_consumers(session))
-        changes = mirror_diff.diff(wanted, mirror_store.current(session))
+            found, mirror_store.own_consumers(session))
+        changes = mirror_diff.diff(wanted, current)
         result = Result(changes)
         if changes:
             newly_kept, gone, shrunk = mirror_store.apply(session, wanted,
                                                           changes)
             result = Result(changes, frozenset(set(changes.removed) - gone),
                             newly_kept, shrunk)
+        mirror_state.record(session, generations, mapped)
         mirror_state.synced(session)
         return result
 
@@ -92,26 +128,36 @@ def _report(result):
             if count))
 
 
-def sync(context, client=None, conf=None):
+def sync(context, client=None, conf=None, full=False):
     """Bring cyquota's copy of Placement's providers up to date.
 
     :param client: a ``PlacementClient`` (one from ``conf`` when None).
     :param conf: the configuration (cyquota's ``CONF`` when None).
+    :param full: read every provider whatever its generation (changes
+        made in Placement without moving generations, as aggregates set at
+        microversions before 1.19).
     :returns: a :class:`Result`.
     :raises cyquota.cloud.placement_errors.PlacementError: Placement did
         not answer as it should; the copy is left as it was.
     """
     conf = CONF if conf is None else conf
     client = client or placement_client.PlacementClient(conf)
-    try:
-        placement = mirror_read.read(client,
-                                     mirror_read.mapped_classes(conf))
-    except placement_errors.PlacementError:
-        metrics.MIRROR_SYNCS.labels('failed').inc()
-        raise
-    result = _write(context, placement)
-    _report(result)
-    return result
+    mapped = mirror_read.mapped_classes(conf)
+    for attempt in range(1, ATTEMPTS + 1):
+        everything = full or attempt == ATTEMPTS
+        try:
+            reading = _read(context, client, mapped, everything)
+        except placement_errors.PlacementError:
+            metrics.MIRROR_SYNCS.labels('failed').inc()
+            raise
+        try:
+            result = _write(context, reading, mapped, everything)
+        except mirror_read.Overtaken:
+            LOG.info('Placement mirror: another sync recorded meanwhile; '
+                     'reading again')
+            continue
+        _report(result)
+        return result
 
 
 def periodic_sync(context, host, client=None):

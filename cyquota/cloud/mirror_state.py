@@ -1,8 +1,11 @@
 """The state of the Placement mirror, one database row that every process
 shares: which conductor runs the current round of the periodic sync, when
-the copy last succeeded (its age), and why the last attempt failed."""
+the copy last succeeded (its age), and why the last attempt failed; and
+the generation of each provider Placement listed at the last sync, which
+the next one compares (``cyquota.cloud.mirror_read``)."""
 
 import datetime
+import json
 
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
@@ -12,6 +15,7 @@ from cyquota.db import mirror_models
 from cyquota.db import models
 
 _state = mirror_models.MirrorState.__table__
+_seen = mirror_models.SeenProvider.__table__
 _ID = mirror_models.STATE_ID
 #: The part of the interval a round may start early, so that the jitter
 #: of the conductors' schedules does not skip a whole round.
@@ -69,6 +73,52 @@ def failed(context, reason):
     with db_api.writer(context) as session:
         session.execute(_state.update().where(_state.c.id == _ID).values(
             failed_at=models.utcnow(), last_error=reason[:1024]))
+
+
+def _classes_text(classes):
+    return json.dumps(classes, sort_keys=True)
+
+
+def seen(session, classes):
+    """``{uuid: (generation, allocated)}`` recorded by the last sync; empty
+    when it read other mapped ``classes`` (``{placement class:
+    resource}``), whose copy an incremental read cannot build on."""
+    recorded = session.execute(sa.select(_state.c.seen_classes).where(
+        _state.c.id == _ID)).scalar()
+    if recorded != _classes_text(classes):
+        return {}
+    return {uuid: (generation, allocated) for uuid, generation, allocated
+            in session.execute(sa.select(_seen))}
+
+
+def record(session, generations, classes):
+    """Record, in the sync's transaction (state row locked), the
+    ``{uuid: (generation, allocated)}`` of every provider listed, read with
+    the mapped ``classes``; writes only what differs."""
+    text = _classes_text(classes)
+    if session.execute(sa.select(_state.c.seen_classes).where(
+            _state.c.id == _ID)).scalar() != text:
+        session.execute(_state.update().where(_state.c.id == _ID).values(
+            seen_classes=text))
+    before = {uuid: (generation, allocated) for uuid, generation, allocated
+              in session.execute(sa.select(_seen))}
+    gone = sorted(set(before) - set(generations))
+    if gone:
+        session.execute(_seen.delete().where(_seen.c.uuid.in_(gone)))
+    new = [{'uuid': uuid, 'generation': generation, 'allocated': allocated}
+           for uuid, (generation, allocated) in sorted(generations.items())
+           if uuid not in before]
+    if new:
+        session.execute(_seen.insert(), new)
+    moved = [{'key': uuid, 'to_generation': generation,
+              'to_allocated': allocated}
+             for uuid, (generation, allocated) in sorted(generations.items())
+             if uuid in before and before[uuid] != (generation, allocated)]
+    if moved:
+        session.execute(_seen.update().where(
+            _seen.c.uuid == sa.bindparam('key')).values(
+            generation=sa.bindparam('to_generation'),
+            allocated=sa.bindparam('to_allocated')), moved)
 
 
 def read(context):

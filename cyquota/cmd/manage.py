@@ -9,7 +9,7 @@
                               [--from-reports | --from-placement]
                                                repair it, print each change
     cyquota-manage usage show [--project P] [--resource R]
-    cyquota-manage devices sync                copy the cloud's Placement
+    cyquota-manage devices sync [--full]       copy the cloud's Placement
                                                now, print what changed
 
 Every command but ``db sync`` and ``db version`` needs a migrated database
@@ -224,7 +224,8 @@ def devices_sync():
               file=sys.stderr)
         return 1
     try:
-        result = mirror.sync(cyquota_context.get_admin_context())
+        result = mirror.sync(cyquota_context.get_admin_context(),
+                             full=CONF.category.full)
     except placement_errors.PlacementError as error:
         print('devices sync: %s' % error, file=sys.stderr)
         return 1
@@ -292,7 +293,12 @@ def _add_parsers(subparsers):
         dest='action', required=True)
     command(devices, 'sync', devices_sync,
             "copy the cloud's Placement now and print what changed; exit "
-            "code 1 when it cannot be reached")
+            "code 1 when it cannot be reached").add_argument(
+        '--full', action='store_true',
+        help="read every provider, not only those whose generation moved "
+             "since the last copy: for changes made in Placement without "
+             "moving generations (aggregates set at microversions before "
+             "1.19)")
 
 
 def main(argv=None):

@@ -1,7 +1,8 @@
 """SQLAlchemy models of the mirror of the cloud's Placement (``[placement]
-source = placement``): when it was last copied, the providers kept
-although Placement no longer has them, and what Placement should hold for
-each lease written back to it (``[placement] write_leases``).
+source = placement``): when it was last copied, the generation of each
+provider Placement listed then, the providers kept although Placement no
+longer has them, and what Placement should hold for each lease written
+back to it (``[placement] write_leases``).
 
 The copy itself lives in the device tables of ``placement_models``.
 """
@@ -28,6 +29,24 @@ class MirrorState(models.Base):
     synced_at = sa.Column(types.DateTime, nullable=True)
     failed_at = sa.Column(types.DateTime, nullable=True)
     last_error = sa.Column(sa.String(1024), nullable=True)
+    #: The mapped classes (``{placement class: resource}`` as JSON) that
+    #: the generations of ``mirror_seen_providers`` were read with.
+    seen_classes = sa.Column(sa.Text, nullable=True)
+
+
+class SeenProvider(models.Base):
+    """A provider Placement listed at the last sync, with its generation
+    then: the next sync reads again only the providers whose generation
+    moved (``cyquota.cloud.mirror_read``)."""
+
+    __tablename__ = 'mirror_seen_providers'
+
+    uuid = sa.Column(sa.String(36), primary_key=True)
+    generation = sa.Column(sa.Integer, nullable=False)
+    #: Whether Placement showed allocations of mapped classes on it when it
+    #: was last read: only those are read again while the generation
+    #: stays (deleting an allocation does not move it).
+    allocated = sa.Column(sa.Boolean, nullable=False)
 
 
 class KeptProvider(models.Base):

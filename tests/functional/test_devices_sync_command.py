@@ -65,3 +65,25 @@ def test_one_line_and_exit_1_when_it_cannot(manage):
     assert local.stderr.strip() == (
         'devices sync: [placement] source is local; devices are copied '
         'only with source = placement')
+
+
+def test_full_reads_what_moved_no_generation(manage, placement):
+    node = placement.provider()
+    gpu = placement.provider(parent=node)
+    placement.inventory(gpu, {'PGPU': 2})
+    assert manage('devices', 'sync').returncode == 0
+    # Aggregates set at a microversion before 1.19 leave the generation.
+    generation = placement.generation(gpu)
+    response = placement.http.put(
+        placement.url + '/resource_providers/%s/aggregates' % gpu,
+        json=[str(uuid.uuid4())],
+        headers={'OpenStack-API-Version': 'placement 1.18'}, timeout=30)
+    assert response.status_code == 200, response.text
+    assert placement.generation(gpu) == generation
+    assert set(_counts(manage('devices', 'sync').stdout).values()) == {0}
+    full = manage('devices', 'sync', '--full')
+    assert full.returncode == 0, full.stderr
+    assert _counts(full.stdout)['aggregate membership changes'] == 1
+    helped = manage('devices', 'sync', '--help')
+    assert 'not only those whose generation moved' in ' '.join(
+        helped.stdout.split())
