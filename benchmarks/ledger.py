@@ -1,15 +1,18 @@
 """Ledger benchmark: reserve and commit operations per
 second against the raw rate of a hot-row ``UPDATE hot SET n = n + 1;
-COMMIT`` on the same database.
+COMMIT`` on the same database, of one resource and of two at once.
 
 For every backend (SQLite file, PostgreSQL, MariaDB: throw-away databases)
 and every worker count, one set of spawned worker processes runs timed
 phases in lock step, repeated for several rounds so that the machine's
 drift touches all alike: raw (the UPDATE on the driver's own connection),
 oslo_db (the same UPDATE in an oslo.db writer transaction, the floor of any
-ledger transaction), reserve, commit. Every operation is one transaction;
-all workers use one project and resource, the ledger's hot row. Afterwards
-the books are checked against what the workers did.
+ledger transaction), reserve and reserve_2 (one resource, two), commit and
+commit_2, those of one resource and of two taking turns at going first.
+Every operation is one transaction; all workers use one project,
+the ledger's hot rows. Afterwards the books are checked against what the
+workers did. Each backend and worker count is a row of one resource and a
+row of two, which gives the cost of two against one.
 """
 
 import collections
@@ -29,10 +32,12 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
 
-TITLE = 'Ledger: operations per second, each one transaction, one hot row'
+TITLE = ('Ledger: operations per second, each one transaction, one hot row '
+         'per resource')
 COLUMNS = [
     ('backend', 'backend', '{}'),
     ('workers', 'workers', '{}'),
+    ('resources', 'resources', '{}'),
     ('raw', 'raw UPDATE;COMMIT/s', '{:.0f}'),
     ('oslo_db', 'same via oslo.db/s', '{:.0f}'),
     ('reserve', 'reserve/s', '{:.0f}'),
@@ -40,6 +45,8 @@ COLUMNS = [
     ('oslo_db_ratio', 'oslo.db/raw', '{:.2f}'),
     ('reserve_ratio', 'reserve/raw', '{:.2f}'),
     ('commit_ratio', 'commit/raw', '{:.2f}'),
+    ('reserve_cost', 'reserve cost/1 res', '{:.2f}'),
+    ('commit_cost', 'commit cost/1 res', '{:.2f}'),
     ('retries', 'db errors (retried)', '{}'),
     ('check', 'books after the run', '{}'),
 ]
@@ -48,8 +55,15 @@ WORKERS = (1, 8)
 #: bookkeeping may cost at most as much again as the durable counter under
 #: it.
 TARGET = 0.5
-RESOURCE = 'FPGA'
-PHASES = ('raw', 'oslo_db', 'reserve', 'commit')
+#: The target of the cost of a reserve or commit of two resources against
+#: one of one resource (the 1-resource rate over the 2-resource rate), with
+#: one worker: an attach of an FPGA and a GPU together is one transaction.
+TARGET_COST = 1.3
+#: One resource, then two: an operation of each ``deltas`` in turn.
+DELTAS = ({'FPGA': 1}, {'FPGA': 1, 'GPU': 1})
+PHASES = ('raw', 'oslo_db', 'reserve', 'reserve_2', 'commit', 'commit_2')
+# The suffix of the phases of each of DELTAS.
+_SUFFIXES = ('', '_2')
 RAW_UPDATE = 'UPDATE hot SET n = n + 1'
 # Spawning and importing eight workers on a busy machine can take a while.
 _BARRIER_TIMEOUT = 300
@@ -73,7 +87,7 @@ def run(args, progress):
             rows.append(dict(benchmarks.UNREACHABLE, backend=backend))
             continue
         for workers in WORKERS:
-            rows.append(_measure(backend, url, workers, seconds, rounds,
+            rows.extend(_measure(backend, url, workers, seconds, rounds,
                                  progress))
     return rows
 
@@ -86,9 +100,11 @@ def summary(rows):
     alone = {row['backend']: row for row in rows
              if 'raw' in row and row['workers'] == 1}
     for row in rows:
-        if 'raw' not in row:
+        if 'reserve' not in row:
             lines.append('  %s, %s workers: no measurement (%s)' % (
                 row['backend'], row.get('workers', 'all'), row['check']))
+        elif row.get('resources', 1) > 1:
+            continue
         elif row['workers'] == 1:
             low = ['%s/raw %.2f' % (key, row[key + '_ratio'])
                    for key in ('reserve', 'commit')
@@ -101,6 +117,33 @@ def summary(rows):
                 row['backend'], row['workers'],
                 'WRONG' if row['failed'] else 'exact',
                 _against_one_worker(row, alone.get(row['backend']))))
+    return lines + _cost_summary(rows)
+
+
+def _cost_summary(rows):
+    """The lines of the target of two resources against one: each
+    backend's, met or NOT met with 1 worker; with more, for reference."""
+    lines = ['target: a reserve or commit of %d resources costs at most '
+             '%.2fx one of 1 resource (the 1-resource rate over the '
+             '%d-resource rate) with 1 worker' % (
+                 len(DELTAS[-1]), TARGET_COST, len(DELTAS[-1]))]
+    several = [row for row in rows if row.get('resources', 1) > 1]
+    for backend in dict.fromkeys(row['backend'] for row in rows):
+        if not any(row['backend'] == backend for row in several):
+            lines.append('  %s: no measurement' % backend)
+    for row in several:
+        costs = 'reserve %.2fx, commit %.2fx' % (row['reserve_cost'],
+                                                 row['commit_cost'])
+        if row['workers'] > 1:
+            verdict = 'for reference'
+        else:
+            over = [key for key in ('reserve', 'commit')
+                    if row[key + '_cost'] > TARGET_COST]
+            verdict = ('NOT met (%s)' % ', '.join(over) if over
+                       else 'met')
+        lines.append('  %s, %d resources, %d worker%s: %s: %s' % (
+            row['backend'], row['resources'], row['workers'],
+            '' if row['workers'] == 1 else 's', costs, verdict))
     return lines
 
 
@@ -119,22 +162,24 @@ def _against_one_worker(row, one):
 
 
 def plot(rows, ax):
-    """Reserve/raw and commit/raw per backend and worker count."""
-    rows = [row for row in rows if 'raw' in row]
+    """Reserve/raw and commit/raw per backend, worker count and number of
+    resources."""
+    rows = [row for row in rows if 'reserve' in row]
     x = range(len(rows))
     width = 0.27
-    for offset, (phase, label) in zip((-width, 0, width), (
-            ('oslo_db', 'same UPDATE via oslo.db / raw'),
-            ('reserve', 'reserve / raw'), ('commit', 'commit / raw'))):
-        ax.bar([i + offset for i in x], [r[phase + '_ratio'] for r in rows],
+    ratios = ('oslo_db_ratio', 'reserve_ratio', 'commit_ratio')
+    for offset, key, label in zip((-width, 0, width), ratios, (
+            'same UPDATE via oslo.db / raw', 'reserve / raw',
+            'commit / raw')):
+        ax.bar([i + offset for i in x], [r.get(key, 0) for r in rows],
                width, label=label)
     ax.axhline(TARGET, color='grey', linestyle='--',
-               label='target with 1 worker')
-    ax.set_xticks(list(x), ['%s\n%d worker%s\nraw %.0f/s' % (
-        r['backend'], r['workers'], '' if r['workers'] == 1 else 's',
-        r['raw']) for r in rows])
+               label='target with 1 worker, 1 resource')
+    ax.set_xticks(list(x), ['%s\n%d wkr, %d res' % (
+        r['backend'], r['workers'], r.get('resources', 1)) for r in rows],
+        fontsize='x-small')
     ax.set_ylim(0, max([TARGET * 1.2] + [
-        r[phase + '_ratio'] * 1.1 for r in rows for phase in PHASES[1:]]))
+        r.get(key, 0) * 1.1 for r in rows for key in ratios]))
     ax.set_ylabel('rate / raw hot-row UPDATE;COMMIT rate')
     ax.legend()
 
@@ -154,7 +199,7 @@ def _database(backend):
 def _measure(backend, url, workers, seconds, rounds, progress):
     """One cell of the table: run the phases in ``workers`` processes."""
     project = 'bench-%d-workers' % workers
-    plan = PHASES * rounds
+    plan = [phase for number in range(rounds) for phase in _round(number)]
     with db_api.get_engine().begin() as conn:
         conn.execute(HOT.update().values(n=0))
     spawn = multiprocessing.get_context('spawn')
@@ -191,20 +236,39 @@ def _measure(backend, url, workers, seconds, rounds, progress):
     if errors or len(reports) < workers:
         error = errors[0] if errors else 'a worker died without a report'
         progress.step('%s: failed:\n%s' % (label, error))
-        return dict(backend=backend, workers=workers, failed=True,
-                    check='worker failed: %s' % _exception_line(error))
-    row = dict(backend=backend, workers=workers)
-    row.update(_rates(plan, reports))
+        return [dict(backend=backend, workers=workers, failed=True,
+                     check='worker failed: %s' % _exception_line(error))]
+    rates = _rates(plan, reports)
     errors = collections.Counter()
     for report in reports:
         errors.update(report['errors'])
-    row['db_errors'] = dict(errors)
-    row['retries'] = sum(errors.values())
     problems, counted = _check_books(project, reports)
-    row['check'] = '%s (%s)' % ('; '.join(problems) or 'ok', counted)
-    row['failed'] = bool(problems)
-    progress.step('%s: %s' % (label, row['check']))
-    return row
+    check = '%s (%s)' % ('; '.join(problems) or 'ok', counted)
+    progress.step('%s: %s' % (label, check))
+    one = dict(backend=backend, workers=workers, resources=1,
+               db_errors=dict(errors), retries=sum(errors.values()),
+               check=check, failed=bool(problems),
+               **{key: rates[key] for key in (
+                   'raw', 'oslo_db', 'reserve', 'commit', 'oslo_db_ratio',
+                   'reserve_ratio', 'commit_ratio')})
+    two = dict(backend=backend, workers=workers, resources=len(DELTAS[-1]),
+               check=check, failed=bool(problems))
+    for key in ('reserve', 'commit'):
+        two[key] = rates[key + '_2']
+        two[key + '_ratio'] = rates[key + '_2_ratio']
+        two[key + '_cost'] = rates[key] / rates[key + '_2']
+    return [one, two]
+
+
+def _round(number):
+    """The phases of round ``number``: those of one resource and of two
+    take turns at going first, so that neither always follows the other's
+    writes."""
+    if number % 2 == 0:
+        return PHASES
+    swapped = {'reserve': 'reserve_2', 'reserve_2': 'reserve',
+               'commit': 'commit_2', 'commit_2': 'commit'}
+    return tuple(swapped.get(phase, phase) for phase in PHASES)
 
 
 def _exception_line(trace):
@@ -233,10 +297,19 @@ def _check_books(project, reports):
     done = collections.Counter()
     for report in reports:
         done.update(report['done'])
-    expected = {'used': done['commit'],
-                'reserved': done['reserve'] - done['commit']}
+    # Per resource, and in reservation rows, what the reserves and commits
+    # of each size leave.
+    expected = collections.defaultdict(collections.Counter)
+    rows = collections.Counter()
+    for suffix, deltas in zip(_SUFFIXES, DELTAS):
+        reserves, commits = done['reserve' + suffix], done['commit' + suffix]
+        for resource in deltas:
+            expected[resource].update(used=commits,
+                                      reserved=reserves - commits)
+        rows.update({models.COMMITTED: commits * len(deltas),
+                     models.RESERVED: (reserves - commits) * len(deltas)})
     context = cyquota_context.get_admin_context()
-    usage = quota.QUOTAS.get_project_usage(context, project)[RESOURCE]
+    usage = quota.QUOTAS.get_project_usage(context, project)
     reservations = models.Reservation.__table__
     with db_api.get_engine().connect() as conn:
         statuses = dict(conn.execute(
@@ -244,19 +317,21 @@ def _check_books(project, reports):
             .where(reservations.c.project_id == project)
             .group_by(reservations.c.status)).all())
         hot = conn.execute(sa.select(HOT.c.n)).scalar()
-    found = {'used': usage['used'], 'reserved': usage['reserved']}
-    found_rows = {'used': statuses.get(models.COMMITTED, 0),
-                  'reserved': statuses.get(models.RESERVED, 0)}
-    problems = ['%s %d, expected %d' % (key, found[key], expected[key])
-                for key in expected if found[key] != expected[key]]
+    problems = ['%s %s %d, expected %d' % (
+        resource, key, usage[resource][key], counts[key])
+        for resource, counts in sorted(expected.items())
+        for key in ('used', 'reserved')
+        if usage[resource][key] != counts[key]]
     problems += ['%d %s reservation rows, expected %d' % (
-        found_rows[key], key, expected[key])
-        for key in expected if found_rows[key] != expected[key]]
+        statuses.get(status, 0), status, number)
+        for status, number in rows.items()
+        if statuses.get(status, 0) != number]
     if hot != done['raw'] + done['oslo_db']:
         problems.append('hot row %d, expected %d' % (
             hot, done['raw'] + done['oslo_db']))
-    return problems, '%d reserved, %d committed' % (done['reserve'],
-                                                    done['commit'])
+    return problems, '%d+%d reserved, %d+%d committed' % (
+        done['reserve'], done['reserve_2'], done['commit'],
+        done['commit_2'])
 
 
 def _timed(operation, seconds, more=lambda: True):
@@ -293,7 +368,6 @@ def _work(url, project, plan, seconds, barrier):
     raw = engine.raw_connection()
     cursor = raw.cursor()
     oslo_db_statement = sa.text(RAW_UPDATE)
-    pending = collections.deque()
 
     def raw_update():
         cursor.execute(RAW_UPDATE)
@@ -303,25 +377,32 @@ def _work(url, project, plan, seconds, barrier):
         with db_api.writer(context) as session:
             session.execute(oslo_db_statement)
 
-    def reserve():
-        pending.extend(quota.QUOTAS.reserve(context, project, {RESOURCE: 1}))
+    def reserve(deltas, held):
+        return lambda: held.append(quota.QUOTAS.reserve(context, project,
+                                                        deltas))
 
-    def commit():
-        quota.QUOTAS.commit(context, project, [pending.popleft()])
+    def commit(held):
+        return lambda: quota.QUOTAS.commit(context, project, held.popleft())
 
-    operations = {'raw': raw_update, 'oslo_db': oslo_db_update,
-                  'reserve': reserve, 'commit': commit}
+    operations = {'raw': raw_update, 'oslo_db': oslo_db_update}
+    # The reservations not committed yet, by phase suffix.
+    pending = {}
+    for suffix, deltas in zip(_SUFFIXES, DELTAS):
+        pending[suffix] = collections.deque()
+        operations['reserve' + suffix] = reserve(deltas, pending[suffix])
+        operations['commit' + suffix] = commit(pending[suffix])
     done = collections.Counter()
     # One untimed operation of each kind connects and warms the caches
-    # (and creates the project's usage row); it is counted in the books.
-    for phase, operation in operations.items():
-        operation()
+    # (and creates the project's usage rows); it is counted in the books.
+    for phase in PHASES:
+        operations[phase]()
         done[phase] += 1
     timings = []
     for phase in plan:
         barrier.wait(_BARRIER_TIMEOUT)
+        held = pending['_2' if phase.endswith('_2') else '']
         count, elapsed = _timed(operations[phase], seconds,
-                                (lambda: pending) if phase == 'commit'
+                                (lambda: held) if phase.startswith('commit')
                                 else (lambda: True))
         done[phase] += count
         timings.append((count, elapsed))

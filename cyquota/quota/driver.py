@@ -94,9 +94,3 @@ class DbQuotaDriver:
         return self._reads.usages(context, resources, project_id=project_id,
                                   resource=resource, limit=limit,
                                   marker=marker)
-
-    def list_reservations(self, context, project_id=None, status=None,
-                          limit=1000):
-        """Reservation rows as dicts, newest first."""
-        return self._reads.reservations(context, project_id=project_id,
-                                        status=status, limit=limit)

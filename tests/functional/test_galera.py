@@ -6,8 +6,9 @@ both write the same row, and then the one certified second fails at
 commit with a deadlock (MySQL error 1213), which cyquota retries
 (``db_api.retry_on_conflict``). Here the ledger's semantics run again with
 each test on the next node in turn and with each step of one reservation
-on another node; the storm of eight processes and the strict-two-level
-tree race run with their workers dealt out over the three nodes; and the
+on another node; the storm of eight processes, the reserves and commits
+of two resources of one project at once and the strict-two-level tree
+race run with their workers dealt out over the three nodes; and the
 lock the limit store's tree rules rely on is shown to conflict across
 nodes. Each test prints how many transactions the cluster's nodes
 aborted (certification failures and brute-force aborts), each one a
@@ -33,6 +34,9 @@ from tests.functional.galera import galera_cluster  # noqa: F401 (fixture)
 from tests.functional import test_ledger_concurrency
 from tests.functional.test_ledger_concurrency import (  # noqa: F401 (here)
     test_storm_keeps_the_books,  # noqa: H301
+)
+from tests.functional.test_ledger_multi_resource import (  # noqa: F401
+    test_reserves_and_commits_of_two_resources_at_once,  # noqa: H301
 )
 from tests.functional.test_tree_concurrency import (  # noqa: F401 (here)
     test_tree_never_exceeds_root_limit_and_ends_full,  # noqa: H301

@@ -113,18 +113,22 @@ def _in_transaction(conn):
 
 
 @pytest.mark.parametrize('operation', ['reserve', 'commit'])
+@pytest.mark.parametrize('resources', [['FPGA'], ['FPGA', 'GPU']])
 def test_a_one_statement_failing_late_leaves_nothing(backend, ctx,
-                                                     operation):
+                                                     operation, resources):
     # On Galera another node's write may abort MariaDB's compound
     # statement after its first writes; a trigger's error on the last
     # write stands in for that (and on PostgreSQL for any error after the
     # first CTEs wrote). The statement's own transaction rolls back, the
     # error is the deadlock that oslo.db translates (and cyquota retries),
     # and its autocommit connection comes back to the pool with no
-    # transaction open.
-    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 5)
-    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}))
-    held = QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+    # transaction open. So for the statements of one resource and of
+    # several.
+    deltas = {resource: 1 for resource in resources}
+    for resource in resources:
+        QUOTAS.limits.set_project_limit(ctx, 'p1', resource, 5)
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', deltas))
+    held = QUOTAS.reserve(ctx, 'p1', deltas)
     table = {'reserve': 'reservations', 'commit': 'consumer_usages'}[
         operation]
     CONF.set_override('db_max_retries', 1, 'quota')
@@ -135,16 +139,17 @@ def test_a_one_statement_failing_late_leaves_nothing(backend, ctx,
     try:
         with pytest.raises(db_exc.DBDeadlock):
             if operation == 'reserve':
-                QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+                QUOTAS.reserve(ctx, 'p1', deltas)
             else:
                 QUOTAS.commit(ctx, 'p1', held)
     finally:
         with engine.begin() as conn:
             for statement in _NOT_ABORTED[backend]:
                 conn.exec_driver_sql(statement.format(table=table))
-    assert counts(ctx) == (1, 1)
-    assert sorted(r['status'] for r in rows('reservations')) == [
-        'committed', 'reserved']
+    assert [counts(ctx, resource=r) for r in resources] == [(1, 1)] * len(
+        resources)
+    assert sorted(r['status'] for r in rows('reservations')) == sorted(
+        ['committed', 'reserved'] * len(resources))
     with db_api.autocommit_connection() as conn:
         assert not _in_transaction(conn)
 
@@ -252,9 +257,24 @@ def test_a_prepared_commit_finds_its_reservations_by_uuid(backend, ctx,
     held = [QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})[0] for _ in range(2000)]
     plan = _kept_plan(lambda: QUOTAS.commit(ctx, 'p1', held[:batch]),
                       'reservations')
-    # One uuid: "Index Scan using"; an array: "Bitmap Index Scan on".
-    assert re.search(r'Index Scan (using|on) reservations_uuid_key\b',
-                     _cte(plan, 'ended')), plan
+    # A batch ends each reservation in a CTE of its own.
+    for name in ['ended'] if batch == 1 else [
+            'ended_%d' % index for index in range(batch)]:
+        assert re.search(r'Index Scan using reservations_uuid_key\b',
+                         _cte(plan, name)), plan
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+@pytest.mark.parametrize('size', [10, 200])
+def test_a_prepared_batch_commit_made_on_a_small_table_scans_none(
+        backend, ctx, size):
+    # A plan kept for a list of uuids made while the table had a few
+    # hundred rows would scan it whole, and keep scanning as it grows.
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', -1)
+    held = [QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})[0] for _ in range(size)]
+    plan = _kept_plan(lambda: QUOTAS.commit(ctx, 'p1', held[:2]),
+                      'reservations')
+    assert 'Seq Scan on reservations' not in plan, plan
 
 
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)

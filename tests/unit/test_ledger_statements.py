@@ -1,12 +1,13 @@
 """The statements of the ledger's hot paths under the flat model.
 
 Speed is measured in ``benchmarks/``; these tests pin down what makes it:
-the common reserve and commit change each count with one conditional
-UPDATE and lock no usage row first (on PostgreSQL and MariaDB, the whole
-operation is one statement, its own transaction), a commit locks its
-reservations before any count (the lock order of cyquota.quota.ledger),
-and every refusal falls back to the locked path, which reads the rows to
-say why.
+the common reserve and commit of one resource change each count with one
+conditional UPDATE and lock no usage row first (on PostgreSQL and
+MariaDB, the whole operation is one statement, its own transaction), a
+commit locks its reservations before any count (the lock order of
+cyquota.quota.ledger), and every refusal falls back to the locked path,
+which reads the rows to say why. Those of several resources:
+test_ledger_multi_resource.py.
 """
 
 import contextlib
@@ -44,17 +45,18 @@ _CHANGE = re.compile(r'(?:\(|^)(UPDATE|INSERT INTO) (\w+)', re.M)
 def _shape(statement):
     """``VERB table`` of a statement, ``+ FOR UPDATE`` when it locks; of
     a statement of data-modifying CTEs (``WITH``) or a compound statement
-    (``BEGIN``), that word and what its parts change; of a prepared
-    statement's EXECUTE, the shape of what the server runs."""
+    (``BEGIN``), that word and the kinds of change its parts make, each
+    once, in order; of a prepared statement's EXECUTE, the shape of what
+    the server runs."""
     words = statement.split()
     if words[0] == 'EXECUTE':
         statement = prepared.text(words[1].split('(')[0])
         words = statement.split()
     verb = words[0]
     if verb in ('WITH', 'BEGIN'):
-        return verb + ' ' + ', '.join(
+        return verb + ' ' + ', '.join(dict.fromkeys(
             '%s %s' % (change.split()[0], table)
-            for change, table in _CHANGE.findall(statement))
+            for change, table in _CHANGE.findall(statement)))
     table = {'SELECT': lambda: words[words.index('FROM') + 1],
              'UPDATE': lambda: words[1],
              'INSERT': lambda: words[2]}[verb]()
@@ -106,36 +108,33 @@ def _ending():
     return [_locking_select('reservations'), 'UPDATE reservations']
 
 
-def _reserving(request_id=False, resources=1):
-    """What a reserve that fits runs: no read before its first write."""
+def _reserving(request_id=False):
+    """What a reserve of any number of resources that fits runs: no read
+    before its first write. On PostgreSQL and MariaDB one statement;
+    elsewhere the UPDATE of every resource in one batch, then the INSERT
+    of every reservation."""
     word = _one_statement()
-    if word == 'WITH':
-        return ['WITH ' + ', '.join(
-            ['UPDATE quota_usages, INSERT reservations'] * resources)]
-    if word == 'BEGIN':
-        return ['BEGIN ' + ', '.join(['UPDATE quota_usages'] * resources
-                                     + ['INSERT reservations'] * resources)]
-    return ['UPDATE quota_usages'] * resources + (
+    if word is not None:
+        return [word + ' UPDATE quota_usages, INSERT reservations']
+    return ['UPDATE quota_usages'] + (
         ['SELECT reservations'] if request_id else []) + [
-        'INSERT reservations'] * resources
+        'INSERT reservations']
 
 
-_BLOCK_COMMIT = ('BEGIN UPDATE reservations, UPDATE quota_usages, '
-                 'INSERT consumer_usages, UPDATE consumer_usages')
+_COMMIT_CHANGES = ('UPDATE reservations, UPDATE quota_usages, '
+                   'INSERT consumer_usages, UPDATE consumer_usages')
 
 
-def _committing(resources=1):
-    """What a commit of one reserve runs: one statement on PostgreSQL; on
-    MariaDB, one for one resource, else that attempt, which changed
-    nothing, and the steps."""
-    if _one_statement() == 'WITH':
-        return ['WITH UPDATE reservations, UPDATE quota_usages, '
-                'INSERT consumer_usages, UPDATE consumer_usages']
-    steps = _ending() + ['UPDATE quota_usages'] * resources + [
-        'UPDATE consumer_usages'] * resources
-    if _one_statement() == 'BEGIN':
-        return [_BLOCK_COMMIT] + (steps if resources > 1 else [])
-    return steps
+def _committing(taken=False):
+    """What a commit of reservations of any resources runs: one statement
+    on PostgreSQL and MariaDB; elsewhere the end of the reservations, the
+    counts of every resource in one batch, and what consumers hold (one
+    upsert, or, where a delta is negative (``taken``), an UPDATE)."""
+    word = _one_statement()
+    if word is not None:
+        return [word + ' ' + _COMMIT_CHANGES]
+    return _ending() + ['UPDATE quota_usages'] + [
+        'UPDATE consumer_usages' if taken else 'INSERT consumer_usages']
 
 
 def _rolling_back():
@@ -225,7 +224,7 @@ def test_a_detach_takes_the_same_path(db, ctx):
     assert counts(ctx) == (2, 0)
     with statements() as commit:
         QUOTAS.commit(ctx, 'p1', uuids)
-    assert commit == _committing()
+    assert commit == _committing(taken=True)
     assert counts(ctx) == (1, 0)
     assert [(r['consumer_id'], r['used'])
             for r in rows('consumer_usages')] == [('vm', 1)]
@@ -238,10 +237,10 @@ def test_every_resource_of_a_reserve_in_the_same_statement(db, ctx):
         QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {resource: 1}))
     with statements() as reserve:
         uuids = QUOTAS.reserve(ctx, 'p1', {'GPU': 1, 'FPGA': 3})
-    assert reserve == _reserving(resources=2)
+    assert reserve == _reserving()
     with statements() as commit:
         QUOTAS.commit(ctx, 'p1', uuids)
-    assert commit == _committing(resources=2)
+    assert commit == _committing()
     assert [counts(ctx, resource=r) for r in ('FPGA', 'GPU')] == [
         (4, 0), (2, 0)]
     # GPU is full: the first resource's write is undone, and the locked

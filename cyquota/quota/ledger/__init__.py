@@ -36,26 +36,30 @@ Locking discipline, the whole of the ledger's concurrency story:
   reserve's request id was seen before), the locked path decides: it
   locks the rows with ``SELECT ... FOR UPDATE``, reads them, and says
   exactly why (a reserve rolls its attempt back first).
-* On PostgreSQL and MariaDB each of these common operations is one
-  statement that is its own transaction, on an autocommit connection (one
-  round trip, outside any transaction of the caller's:
-  ``one_statement``). On PostgreSQL a reserve chains, resource by
-  resource, the conditional UPDATE and the INSERT of its reservation as
-  data-modifying CTEs, each UPDATE waiting for the previous INSERT; a
-  commit or rollback ends the reservation rows (``UPDATE ... RETURNING``),
-  then moves the counts of the resources they name, then (a commit) what
-  their consumers hold, each CTE reading the one before, so the lock
-  order above holds inside the statement (but for the usage rows of an
-  end of several resources, which one UPDATE locks in no set order: the
-  rare deadlock of two such ends is retried). Where its first step
+* On PostgreSQL and MariaDB each of these common operations, of one
+  resource or of several, is one statement that is its own transaction,
+  on an autocommit connection (one round trip, outside any transaction
+  of the caller's: ``one_statement``). On PostgreSQL it is a SELECT of
+  data-modifying CTEs, each reading the one before, so the lock order
+  above holds inside the statement: a reserve of one resource chains its
+  conditional UPDATE and the INSERT of its reservation; of several, it
+  locks the project's usage rows of those resources first, in resource
+  order (``ORDER BY resource FOR UPDATE``), judges every delta against
+  the rows as locked, then changes them in one UPDATE and inserts every
+  reservation in one INSERT. A commit or rollback ends the reservation
+  rows (``UPDATE ... RETURNING``), then (of several resources) locks
+  their usage rows in resource order the same way, moves the counts,
+  then (a commit) what their consumers hold. Where its first step
   changes nothing, nothing is written; where a later one does not hold,
   it raises to roll back what it wrote. MariaDB runs the same steps in
   one compound statement (``BEGIN NOT ATOMIC``), one after the other in
-  a transaction of its own, and ends that way only reservations all of
-  one resource (a commit: of one consumer), locked by uuid first. Neither
-  ends a reservation past its expiry, nor (a rollback) one holding
-  devices; whatever the one statement leaves, the steps decide, one
-  statement each, as on SQLite.
+  a transaction of its own, the usage rows of several resources in one
+  UPDATE through their unique index ``ORDER BY resource``; it ends that
+  way reservations each of a resource of its own (an attach or detach
+  of several), or all of one resource (a commit: of one consumer).
+  Neither ends a reservation past its expiry, nor (a rollback) one
+  holding devices; whatever the one statement leaves, the steps decide,
+  as on SQLite, where each step is one statement for every resource.
 * Every read that follows a lock sees all that was committed under it:
   PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
   to READ COMMITTED too (``db_api``).

@@ -2,7 +2,12 @@
 ``consumer_usages`` rows that repair trusts, changed under the
 project's usage row locks so their reads, inserts and updates cannot race."""
 
+import functools
+
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
 
 from cyquota.db import models
 from cyquota.quota.ledger import statements as sql
@@ -40,6 +45,61 @@ def add(conn, project_id, resource, consumer_id, delta):
         conn, project_id, resource, consumer_id,
         'consumer_release_below_zero', -delta, held or 0,
         'consumer %r held %d' % (consumer, held or 0))
+
+
+def add_ended(conn, project_id, rows, together=False):
+    """Add what the committed reservation ``rows`` took to what their
+    consumers hold, by (resource, consumer), in that order: where every
+    delta is positive, one upsert for all (``_upsert``); the others row
+    by row, in creation order, as ``add``. ``together``: where every
+    delta of several is negative, one conditional UPDATE for all, where
+    the driver counts the rows of a batch; returns False if one would go
+    below zero (the transaction must then roll back), else True."""
+    deltas = {}
+    for row in rows:
+        deltas.setdefault((row.resource, row.consumer_id or ''), []).append(
+            row.delta)
+    now = models.utcnow()
+    held = [dict(project_id=project_id, resource=resource,
+                 consumer_id=consumer, used=sum(group), created_at=now)
+            for (resource, consumer), group in sorted(deltas.items())
+            if min(group) > 0]
+    if held:
+        conn.execute(_upsert(conn.dialect.name),
+                     held if len(held) > 1 else held[0])
+    taken = [dict(_project_id=project_id, _resource=resource,
+                  _consumer_id=consumer, _delta=sum(group), _now=now)
+             for (resource, consumer), group in sorted(deltas.items())
+             if max(group) < 0]
+    if (together and len(taken) > 1
+            and conn.dialect.supports_sane_multi_rowcount):
+        # Each UPDATE changes at most its one consumer row.
+        if conn.execute(sql.ADD_TO_CONSUMER, taken).rowcount != len(taken):
+            return False
+        taken = []
+    steps = {(t['_resource'], t['_consumer_id']) for t in taken}
+    for row in rows:
+        key = (row.resource, row.consumer_id or '')
+        if key in steps or min(deltas[key]) < 0 < max(deltas[key]):
+            add(conn, project_id, row.resource, row.consumer_id, row.delta)
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _upsert(dialect_name):
+    """The INSERT of a consumer's row that adds to the row where there is
+    one already, for the server ``dialect_name``."""
+    if dialect_name == 'mysql':
+        upsert = mysql.insert(_consumers)
+        return upsert.on_duplicate_key_update(
+            used=_consumers.c.used + upsert.inserted.used,
+            updated_at=upsert.inserted.created_at)
+    dialect = {'postgresql': postgresql, 'sqlite': sqlite}[dialect_name]
+    upsert = dialect.insert(_consumers)
+    return upsert.on_conflict_do_update(
+        index_elements=['project_id', 'resource', 'consumer_id'],
+        set_=dict(used=_consumers.c.used + upsert.excluded.used,
+                  updated_at=upsert.excluded.created_at))
 
 
 def holds(conn, project_id, consumer_id):

@@ -1,5 +1,5 @@
-"""Reads of the books: a project's usage, usage rows of many projects and
-reservation rows, each in one transaction."""
+"""Reads of the books: a project's usage and usage rows of many projects,
+each in one transaction (reservation rows: ``quota.reservation_list``)."""
 
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
@@ -9,7 +9,6 @@ from cyquota.quota.ledger import statements as sql
 from cyquota.quota.limits import model as model_protocol
 
 _usages = sql.USAGES
-_reservations = sql.RESERVATIONS
 
 # Built once: it runs on every usage read.
 _PROJECT_USAGE = (
@@ -134,16 +133,3 @@ class Reads:
                         limits[row.project_id][row.resource], row.used,
                         row.reserved, row.leased, row.promised)))
         return result
-
-    @staticmethod
-    @db_api.retry_on_conflict
-    def reservations(context, project_id=None, status=None, limit=1000):
-        """Reservation rows as dicts, newest first."""
-        query = sa.select(_reservations).order_by(_reservations.c.id.desc())
-        if project_id is not None:
-            query = query.where(_reservations.c.project_id == project_id)
-        if status is not None:
-            query = query.where(_reservations.c.status == status)
-        with db_api.reader(context) as session:
-            rows = session.execute(query.limit(limit)).mappings().all()
-        return [dict(r) for r in rows]

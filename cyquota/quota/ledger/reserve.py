@@ -6,7 +6,9 @@ positive delta to ``reserved`` only if the total fits the limit (read by
 the statement itself when the limits are in this database), or checks
 that a negative one leaves ``used`` at zero or more, and the reservation
 rows are inserted without reading any usage row; on PostgreSQL and
-MariaDB all of it is one statement (``one_statement``). Anything else,
+MariaDB all of it is one statement (``one_statement``), elsewhere one
+statement for the UPDATEs of every resource and one for the INSERTs
+(where the driver counts the rows of a batch). Anything else,
 and any such UPDATE that changes no row (no row yet, over quota,
 overflow, a request id seen before), takes the locked path: it locks
 what the model's rule reads and the usage rows, reads them, and decides,
@@ -114,15 +116,21 @@ class Reserve:
         return self._one_statements[key]
 
     def _statement_by_statement(self, conn, params, rows):
-        for row in rows:
-            if conn.execute(self._statement, dict(params, **row)
-                            ).rowcount != 1:
-                raise _Undecided()
-        if params['_request_id'] is not None and conn.execute(
+        """The conditional UPDATEs, then the INSERTs, each one statement
+        for every resource where the driver counts the rows of a batch
+        (``supports_sane_multi_rowcount``: SQLite, MariaDB)."""
+        rows = [dict(params, **row) for row in rows]
+        if len(rows) > 1 and conn.dialect.supports_sane_multi_rowcount:
+            # Each UPDATE changes at most its one row.
+            fit = conn.execute(self._statement, rows).rowcount == len(rows)
+        else:
+            fit = all(conn.execute(self._statement, row).rowcount == 1
+                      for row in rows)
+        if not fit or params['_request_id'] is not None and conn.execute(
                 sql.REQUEST_SEEN, params).first() is not None:
             raise _Undecided()
-        for row in rows:
-            conn.execute(sql.INSERT_RESERVATION_OF_USAGE, dict(params, **row))
+        conn.execute(sql.INSERT_RESERVATION_OF_USAGE,
+                     rows if len(rows) > 1 else rows[0])
 
     def _locked(self, context, project_id, deltas, expire, request_id,
                 consumer_id, dry_run, devices):

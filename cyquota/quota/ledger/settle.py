@@ -3,13 +3,15 @@
 A reservation's status changes only from ``reserved``, and only while its
 row is locked, so each reservation ends exactly once. Ending locks the
 reservation rows first (the ledger's lock order), then applies the end to
-the counts: for a batch of one resource with one relative UPDATE that
-takes nothing below zero; otherwise (drift, a model whose rule spans more
-than the project's rows) with the rows locked and read. On PostgreSQL and
-MariaDB the common commit or rollback, counts and consumers too, is one
-statement, a transaction of its own (``one_statement``), when the
-reservations are all still reserved (for a rollback, none holding
-devices; on MariaDB, all of one resource and, for a commit, one
+the counts: for each resource with one relative UPDATE that takes
+nothing below zero (all resources in one statement where the driver
+counts the rows of a batch: SQLite); otherwise (drift, a model whose rule
+spans more than the project's rows) with the rows locked and read. On
+PostgreSQL and MariaDB the common commit or rollback, counts and
+consumers too, of one resource or several, is one statement, a
+transaction of its own (``one_statement``), when the reservations are all
+still reserved (for a rollback, none holding devices; on MariaDB, each
+of a resource of its own, or all of one resource and, for a commit, one
 consumer).
 
 A reservation is expired from its ``expire`` time on, whether or not the
@@ -44,6 +46,11 @@ class _Due(Exception):
     def __init__(self, rows):
         super().__init__()
         self.rows = rows
+
+
+class _Drift(Exception):
+    """A count of a batch would have gone below zero: the end is made
+    again, resource by resource, to find which."""
 
 
 class Settle:
@@ -129,16 +136,27 @@ class Settle:
         params = dict(_project_id=project_id, _status=target, _now=now,
                       _due_before=now if target == models.COMMITTED
                       else _EVER)
+        # In one order, whatever the caller's: two ends of the same
+        # reservations lock them alike.
         params.update((binds.bind_name('_uuid', index), uuid)
-                      for index, uuid in enumerate(uuids))
+                      for index, uuid in enumerate(sorted(uuids)))
         return one_statement.run_alone(self._one_statements[key], params)
 
-    @db_api.retry_on_conflict
     def _end_step_by_step(self, context, project_id, uuids, target):
+        try:
+            return self._end_steps(context, project_id, uuids, target,
+                                   together=True)
+        except _Drift:
+            return self._end_steps(context, project_id, uuids, target,
+                                   together=False)
+
+    @db_api.retry_on_conflict
+    def _end_steps(self, context, project_id, uuids, target, together):
         with db_api.writer_connection(context) as conn:
             pending = self._end_reservations(conn, project_id, uuids, target)
             if pending:
-                self._apply_ends(context, conn, project_id, pending, target)
+                self._apply_ends(context, conn, project_id, pending, target,
+                                 together)
                 if target != models.COMMITTED:
                     self._free_devices(context, pending)
         return pending
@@ -189,9 +207,15 @@ class Settle:
             raise _Due(due)
         return pending
 
-    def _apply_ends(self, context, conn, project_id, rows, target):
+    def _apply_ends(self, context, conn, project_id, rows, target,
+                    together=False):
         """Apply the end (``target``) of reservation rows, already set to
-        it, to the counts and, for a commit, to what consumers hold."""
+        it, to the counts and, for a commit, to what consumers hold.
+        ``together``: move the counts of every resource, and what the
+        consumers give back, in one statement each where the driver
+        counts the rows of a batch (SQLite, MariaDB); if one would go
+        below zero, raise ``_Drift`` for the caller to start again
+        without it."""
         if not self.model.decides_by_own_row:
             self._apply_ends_locked(context, conn, project_id, rows, target)
         else:
@@ -200,21 +224,31 @@ class Settle:
                 by_resource.setdefault(row.resource, []).append(row)
             now = models.utcnow()
             commit = target == models.COMMITTED
+            moves = []
             for resource, group in sorted(by_resource.items()):
                 held = sum(row.delta for row in group if row.delta > 0)
                 taken = sum(row.delta for row in group if row.delta < 0)
-                if conn.execute(sql.END_RESERVED, dict(
-                        _project_id=project_id, _resource=resource,
-                        _held=held, _taken=taken if commit else 0,
-                        _used=held + taken if commit else 0,
-                        _now=now)).rowcount != 1:
-                    # A count would go below zero: drift, told row by row.
-                    self._apply_ends_locked(context, conn, project_id,
-                                            group, target)
-        if target == models.COMMITTED:
-            for row in rows:
-                consumers.add(conn, project_id, row.resource,
-                              row.consumer_id, row.delta)
+                moves.append(dict(
+                    _project_id=project_id, _resource=resource, _held=held,
+                    _taken=taken if commit else 0,
+                    _used=held + taken if commit else 0, _now=now))
+            if (together and len(moves) > 1
+                    and conn.dialect.supports_sane_multi_rowcount):
+                # Each UPDATE changes at most its one usage row.
+                if conn.execute(sql.END_RESERVED, moves
+                                ).rowcount != len(moves):
+                    raise _Drift()
+            else:
+                for move in moves:
+                    if conn.execute(sql.END_RESERVED, move).rowcount != 1:
+                        # A count would go below zero: drift, told row by
+                        # row.
+                        self._apply_ends_locked(
+                            context, conn, project_id,
+                            by_resource[move['_resource']], target)
+        if target == models.COMMITTED and not consumers.add_ended(
+                conn, project_id, rows, together):
+            raise _Drift()
 
     def _apply_ends_locked(self, context, conn, project_id, rows, target):
         """``_apply_ends``' counts with the model's rows and the usage rows

@@ -35,14 +35,16 @@ RESERVE_COLUMNS = ('uuid', 'delta', 'expire', 'status', 'request_id',
                    'consumer_id', 'devices', 'created_at')
 
 
-def reservation_of_usage(usage, *where):
+def reservation_of_usage(usage, *where, **columns):
     """The INSERT of a reserve's row from its usage row (``usage``, a
     table or CTE with ``id``, ``project_id`` and ``resource``, filtered by
-    ``where``), the rest bound as ``_uuid``, ``_delta``, and so on."""
+    ``where``), the rest bound as ``_uuid``, ``_delta``, and so on, but
+    for the ``columns`` given (``uuid=...``: an expression)."""
     return RESERVATIONS.insert().from_select(
         ['usage_id', 'project_id', 'resource', *RESERVE_COLUMNS],
         sa.select(usage.c.id, usage.c.project_id, usage.c.resource,
-                  *[sa.bindparam('_' + name, type_=RESERVATIONS.c[name].type)
+                  *[columns[name] if name in columns else
+                    sa.bindparam('_' + name, type_=RESERVATIONS.c[name].type)
                     for name in RESERVE_COLUMNS])
         .where(*where))
 
@@ -148,12 +150,14 @@ ADD_TO_CONSUMER = (
             updated_at=sa.bindparam('_now')))
 
 
-def fits(limit):
-    """Whether ``_delta`` fits the usage row: a positive one if the total,
-    with what leases are promised, stays within ``limit`` (an SQL
-    expression; below zero: unlimited) and the largest count; a negative
-    one (a detach) if ``used`` covers it."""
-    delta = sa.cast(sa.bindparam('_delta'), sa.BigInteger)
+def fits(limit, delta=None):
+    """Whether ``delta`` (an SQL expression; by default the bind
+    ``_delta``) fits the usage row: a positive one if the total, with what
+    leases are promised, stays within ``limit`` (an SQL expression; below
+    zero: unlimited) and the largest count; a negative one (a detach) if
+    ``used`` covers it."""
+    if delta is None:
+        delta = sa.cast(sa.bindparam('_delta'), sa.BigInteger)
     total = USAGES.c.used + USAGES.c.reserved + delta
     return sa.or_(
         sa.and_(delta > 0, total <= models.MAX_COUNT,

@@ -1,10 +1,15 @@
-"""The common reserve, commit and rollback as one statement each, prepared
-once per connection (``cyquota.db.prepared``), each its own transaction on
-an autocommit connection (``db_api.autocommit_connection``): one round
-trip, no COMMIT after it. On PostgreSQL, data-modifying CTEs chain the
-conditional UPDATEs and INSERTs of ``statements``; on MariaDB, a compound
-statement (``BEGIN NOT ATOMIC ... END``) runs them one after the other in
-a transaction it commits or rolls back itself.
+"""The common reserve, commit and rollback, of one resource or several,
+as one statement each, prepared once per connection
+(``cyquota.db.prepared``) and per number of resources (or reservations),
+each its own transaction on an autocommit connection
+(``db_api.autocommit_connection``): one round trip, no COMMIT after it.
+On PostgreSQL, data-modifying CTEs chain the conditional UPDATEs and
+INSERTs of ``statements``; on MariaDB, a compound statement (``BEGIN NOT
+ATOMIC ... END``) runs them one after the other in a transaction it
+commits or rolls back itself. Those of several resources lock the usage
+rows in resource order before they change them (PostgreSQL: a locking
+SELECT ``ORDER BY resource``; MariaDB: one UPDATE ``ORDER BY resource``
+through their unique index).
 
 Each statement only does what the multi-statement form does when every
 condition holds; where one does not, it changes nothing and the caller

@@ -22,43 +22,75 @@ def _verdict(done, untouched):
 
 
 def reserve_ctes(limit, count, request_id):
-    """A reserve of ``count`` resources as one SELECT of its CTEs: for
-    each resource in turn, the conditional UPDATE of ``reserve_if_fits``
-    and the INSERT of its reservation (each UPDATE needs the previous
-    INSERT's row, which also keeps the usage rows locked in the caller's
-    order). Its verdict (``_verdict``) is done if every resource fit
-    and, with ``request_id``, no reserve used it before; untouched if the
-    first did not. The first UPDATE also needs every other resource to
-    fit as the statement's snapshot saw it, so that a refusal writes
-    nothing (and raises no error) unless another transaction changed a
-    later row meanwhile."""
-    held = first = None
-    others_fit = [
-        # Not correlated with the UPDATE's row: any row of the table.
-        binds.per_resource(
-            sa.exists().where(*sql.THE_USAGE, sql.fits(limit))
-            .correlate(None), index)
-        for index in range(1, count)]
-    for index in range(count):
-        counted = sql.reserve_if_fits(limit)
-        if index == 0:
-            counted = counted.where(*others_fit)
-        if request_id:
-            counted = counted.where(_request_unseen())
-        if held is not None:
-            counted = counted.where(sa.exists(sa.select(held.c.uuid)))
-        counted = binds.per_resource(
-            counted.returning(sql.USAGES.c.id, sql.USAGES.c.project_id,
-                              sql.USAGES.c.resource), index
-        ).cte('counted_%d' % index)
-        first = first if first is not None else counted
-        held = binds.per_resource(
-            sql.reservation_of_usage(counted)
-            .returning(sql.RESERVATIONS.c.uuid), index
-        ).cte('held_%d' % index)
+    """A reserve of ``count`` resources as one SELECT of its CTEs (for
+    several, ``_reserve_many_ctes``): the conditional UPDATE of
+    ``reserve_if_fits`` and the INSERT of its reservation. Its verdict
+    (``_verdict``) is done if the resource fit and, with ``request_id``,
+    no reserve used it before; untouched if not."""
+    if count > 1:
+        return _reserve_many_ctes(limit, count, request_id)
+    counted = sql.reserve_if_fits(limit)
+    if request_id:
+        counted = counted.where(_request_unseen())
+    counted = binds.per_resource(
+        counted.returning(sql.USAGES.c.id, sql.USAGES.c.project_id,
+                          sql.USAGES.c.resource), 0).cte('counted_0')
+    held = binds.per_resource(
+        sql.reservation_of_usage(counted)
+        .returning(sql.RESERVATIONS.c.uuid), 0).cte('held_0')
+    return sa.select(_verdict(sa.exists(sa.select(held.c.uuid)),
+                              ~sa.exists(sa.select(counted.c.id))))
+
+
+def _reserve_many_ctes(limit, count, request_id):
+    """The reserve of ``count`` (two or more) resources, in four CTEs:
+    ``wanted``, a row of binds per resource (``_resource_<i>``,
+    ``_delta_<i>``, ``_uuid_<i>``) and its limit (``limit`` of that
+    resource, read once); ``locked``, the project's usage rows of those
+    resources locked in resource order (``ORDER BY resource FOR
+    UPDATE``: two reserves, or a reserve and an end, of one project queue
+    rather than deadlock) with whether each delta fits the row as locked,
+    committed counts included; ``counted``, one UPDATE of every row, only
+    if all of them fit (and, with ``request_id``, no reserve used it
+    before); ``held``, one INSERT of every reservation. Its verdict is
+    done if it inserted them all, untouched (nothing written, no error)
+    otherwise: a row missing (first use) or a delta that does not fit
+    leaves the decision to the locked path."""
+    usages = sql.USAGES
+    wanted = sa.union_all(*[binds.per_resource(sa.select(
+        sa.cast(sa.bindparam('_resource'), sa.String).label('resource'),
+        sa.cast(sa.bindparam('_delta'), sa.BigInteger).label('delta'),
+        sa.cast(limit, sa.BigInteger).label('limit'),
+        sa.cast(sa.bindparam('_uuid'), sa.String).label('uuid')), index)
+        for index in range(count)]).cte('wanted')
+    locked = (
+        sa.select(usages.c.id, usages.c.project_id, usages.c.resource,
+                  wanted.c.delta, wanted.c.uuid,
+                  sql.fits(wanted.c.limit, wanted.c.delta).label('fits'))
+        .join_from(usages, wanted, usages.c.resource == wanted.c.resource)
+        .where(usages.c.project_id == sa.bindparam('_project_id'))
+        .order_by(usages.c.resource)
+        .with_for_update(of=usages)
+        .cte('locked'))
+    all_fit = (sa.select(sa.func.count()).select_from(locked)
+               .where(locked.c.fits).scalar_subquery() == count)
+    counted = (
+        usages.update()
+        .where(usages.c.id == locked.c.id, all_fit,
+               *([_request_unseen()] if request_id else []))
+        .values(reserved=usages.c.reserved + sa.case(
+                    (locked.c.delta > 0, locked.c.delta), else_=0),
+                updated_at=sa.bindparam('_now'))
+        .returning(usages.c.id, usages.c.project_id, usages.c.resource,
+                   locked.c.delta, locked.c.uuid)
+        .cte('counted'))
+    held = (sql.reservation_of_usage(counted, uuid=counted.c.uuid,
+                                     delta=counted.c.delta)
+            .returning(sql.RESERVATIONS.c.uuid).cte('held'))
     return sa.select(_verdict(
-        sa.exists(sa.select(held.c.uuid)),
-        ~sa.exists(sa.select(first.c.id))))
+        sa.select(sa.func.count()).select_from(held).scalar_subquery()
+        == count,
+        ~sa.exists(sa.select(counted.c.id))))
 
 
 def _request_unseen():
@@ -76,21 +108,28 @@ def end_ctes(target, count):
     """PostgreSQL's end (``target``: committed or rolled back) of ``count``
     reservations as one SELECT of its CTEs: ``end_reservations`` of the
     uuids ``_uuid_<i>`` (for a rollback, of those holding no devices,
-    which the step-by-step end gives back), then per resource the counts
-    as ``END_RESERVED`` moves them and, for a commit, what each consumer
+    which the step-by-step end gives back); the usage rows of their
+    resources locked in resource order (``locked``: ``ORDER BY resource
+    FOR UPDATE``, so that two ends, or an end and a reserve, of one
+    project queue rather than deadlock); then per resource the counts as
+    ``END_RESERVED`` moves them and, for a commit, what each consumer
     holds as ``consumers.add`` changes it. Its verdict (``_verdict``) is
     done if it ended every reservation and moved every count, untouched
     if it ended none.
 
-    One text per count: a plan made once for an array of uuids of unknown
-    length may scan the table rather than look each uuid up. The end of
-    one reservation, an attach's commit, is ``end_one_ctes``."""
+    One text per count, each reservation ended by a CTE of its own
+    (``ended_<i>``) that looks its uuid up: a plan kept for any parameters
+    of a list of uuids (``uuid IN (...)``) scans the whole table when it
+    was made while the table was small (below some 500 rows), and keeps
+    doing so as it grows. The end of one reservation, an attach's
+    commit, is ``end_one_ctes``."""
     if count == 1:
         return end_one_ctes(target)
     commit = target == models.COMMITTED
-    ended = _ended(target, sql.RESERVATIONS.c.uuid.in_([
-        sa.bindparam(binds.bind_name('_uuid', index), type_=sa.String)
-        for index in range(count)]))
+    ended = sa.union_all(*[sa.select(_ended(
+        target, sql.RESERVATIONS.c.uuid == sa.bindparam(
+            binds.bind_name('_uuid', index), type_=sa.String),
+        name='ended_%d' % index)) for index in range(count)]).cte('ended')
     taken = _negative(ended.c.delta)
     groups = (
         sa.select(ended.c.resource,
@@ -98,9 +137,19 @@ def end_ctes(target, count):
                   _sum(taken).label('taken'),
                   _sum(ended.c.delta).label('total'))
         .group_by(ended.c.resource).cte('groups'))
-    counted = _counted(commit, sa.bindparam('_project_id'),
-                       groups.c.resource, groups.c.held, groups.c.taken,
-                       groups.c.total)
+    usages = sql.USAGES
+    # Locked before any is changed: one UPDATE of several rows would lock
+    # them in the order of its plan.
+    locked = (
+        sa.select(usages.c.id, groups.c.held, groups.c.taken,
+                  groups.c.total)
+        .join_from(usages, groups, usages.c.resource == groups.c.resource)
+        .where(usages.c.project_id == sa.bindparam('_project_id'))
+        .order_by(usages.c.resource)
+        .with_for_update(of=usages)
+        .cte('locked'))
+    counted = _counted(commit, [usages.c.id == locked.c.id], locked.c.held,
+                       locked.c.taken, locked.c.total)
     # Every resource's counts moved and, for a commit, every consumer's.
     moved = [~sa.exists(sa.select(groups.c.resource).where(
         groups.c.resource.not_in(sa.select(counted.c.resource))))]
@@ -130,7 +179,8 @@ def end_one_ctes(target):
     ended = _ended(target, sql.RESERVATIONS.c.uuid == sa.bindparam(
         '_uuid_0', type_=sa.String), sql.RESERVATIONS.c.project_id)
     delta = ended.c.delta
-    counted = _counted(commit, ended.c.project_id, ended.c.resource,
+    counted = _counted(commit, [sql.USAGES.c.project_id == ended.c.project_id,
+                                sql.USAGES.c.resource == ended.c.resource],
                        _positive(delta), _negative(delta), delta)
     done = sa.exists(sa.select(counted.c.resource))
     if commit:
@@ -157,24 +207,25 @@ def _add_to_consumer(ended, counted):
                   sa.exists(sa.select(taken_off.c.resource)))
 
 
-def _ended(target, chosen, *returning):
-    """The CTE ``end_reservations`` of the reservations ``chosen`` (for a
-    rollback, of those holding no devices, which the step-by-step end
-    gives back), returning ``returning`` besides its usual columns."""
+def _ended(target, chosen, *returning, name='ended'):
+    """The CTE ``name``, ``end_reservations`` of the reservations
+    ``chosen`` (for a rollback, of those holding no devices, which the
+    step-by-step end gives back), returning ``returning`` besides its
+    usual columns."""
     if target != models.COMMITTED:
         chosen = sa.and_(chosen, ~sql.RESERVATIONS.c.devices)
-    return sql.end_reservations(chosen).returning(*returning).cte('ended')
+    return sql.end_reservations(chosen).returning(*returning).cte(name)
 
 
-def _counted(commit, project_id, resource, held, taken, total):
-    """The CTE moving one resource's counts as ``END_RESERVED`` does:
-    ``held`` off reserved and, for a ``commit``, ``total`` onto used, only
-    where neither goes below zero (``taken``: the negative part)."""
+def _counted(commit, row, held, taken, total):
+    """The CTE moving the counts of the usage rows found by ``row`` (a
+    list of conditions) as ``END_RESERVED`` does: ``held`` off reserved
+    and, for a ``commit``, ``total`` onto used, only where neither goes
+    below zero (``taken``: the negative part)."""
     usages = sql.USAGES
     counts = dict(reserved=usages.c.reserved - held,
                   updated_at=sa.bindparam('_now'))
-    where = [usages.c.project_id == project_id,
-             usages.c.resource == resource, usages.c.reserved >= held]
+    where = [*row, usages.c.reserved >= held]
     if commit:
         counts['used'] = usages.c.used + total
         where.append(usages.c.used + taken >= 0)
