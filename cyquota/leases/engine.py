@@ -62,8 +62,7 @@ def _amounts(wanted):
 
 
 def _lease_context(row):
-    """The context the filters see for work nobody asked for (the
-    periodic end): the lease's own user and project."""
+    """The filters' context at the periodic end: the lease's own."""
     return cyquota_context.RequestContext(user_id=row.user_id,
                                           project_id=row.project_id)
 
@@ -85,8 +84,6 @@ class LeaseEngine:
     def reset(self):
         """Load the filter chain from the configuration on next use."""
         self._chain = None
-
-    # -- payloads ----------------------------------------------------------
 
     @staticmethod
     def _payload(conn, wanted, chosen=None, lease_id=None):
@@ -208,16 +205,15 @@ class LeaseEngine:
 
     def list(self, context, project_id=None, status=None, limit=None,
              marker=None):
-        """Views of leases (one project's, or all), newest first: at most
-        ``limit`` (all when None) after the lease whose id is ``marker``
-        (InvalidQuery, 400, when the project has none such), in a fixed
-        number of queries whatever their number."""
+        """Views of leases (one project's, or all), newest first, at most
+        ``limit`` (all: None) after the lease ``marker`` (InvalidQuery, 400,
+        if the project has none such), in a fixed number of queries."""
         if project_id is not None:
             validation.project_id(project_id)
         with db_api.reader(context) as session:
             conn = session.connection()
-            return store.views(conn, store.rows(
-                conn, project_id, status, limit=limit, marker=marker))
+            return store.views(conn, store.rows(conn, project_id, status,
+                                                limit, marker))
 
     # -- update ------------------------------------------------------------
 
