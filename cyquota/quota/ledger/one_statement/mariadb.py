@@ -192,11 +192,7 @@ def _end_one(target):
         'END IF;',
         'IF v_resources = 1' + (' AND v_holders = 1' if commit else '')
         + ' THEN',
-        'UPDATE quota_usages SET reserved = reserved - v_held,'
-        + (' used = used + v_held + v_taken,' if commit else '')
-        + ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
-        ' AND resource = v_resource AND reserved >= v_held'
-        + (' AND used + v_taken >= 0' if commit else '') + ';',
+        _held_update(commit, 'v_resource'),
         'SET v_done = ROW_COUNT() = 1;',
     ]
     if commit:
@@ -219,6 +215,16 @@ def _end_one(target):
         'DECLARE v_resources, v_holders, v_done INT DEFAULT 0;',
         'DECLARE v_resource, v_holder VARCHAR(255);',
         'DECLARE v_held, v_taken BIGINT DEFAULT 0;'], lines, 'v_done')
+
+
+def _held_update(commit, resource):
+    """The usage row of ``resource`` (a variable) gives back ``v_held``
+    reserved; a commit also moves ``v_held + v_taken`` into ``used``."""
+    return ('UPDATE quota_usages SET reserved = reserved - v_held,'
+            + (' used = used + v_held + v_taken,' if commit else '')
+            + ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
+            ' AND resource = ' + resource + ' AND reserved >= v_held'
+            + (' AND used + v_taken >= 0' if commit else '') + ';')
 
 
 def _end_many(target, count):
@@ -282,11 +288,7 @@ def _end_many(target, count):
         'SET v_held = %s, v_taken = %s;' % (
             each('GREATEST(d_{i}, 0)', ' + '),
             each('LEAST(d_{i}, 0)', ' + ') if commit else '0'),
-        'UPDATE quota_usages SET reserved = reserved - v_held,'
-        + (' used = used + v_held + v_taken,' if commit else '')
-        + ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
-        ' AND resource = r_0 AND reserved >= v_held'
-        + (' AND used + v_taken >= 0' if commit else '') + ';',
+        _held_update(commit, 'r_0'),
         'SET v_done = ROW_COUNT() = 1;',
     ]
     if commit:
