@@ -1,17 +1,39 @@
-"""The calendar of leases: how much leases hold at once, for the ledger
+"""The calendar of leases: the one reader of lease windows, for the ledger
 and for device capacity alike.
 
-Leases hold amounts for half-open windows ``[start, end)``. The checks ask
-one question: the most that overlapping windows hold at any single instant
-of a given span.
+Leases hold amounts for half-open windows ``[start, end)``: a lease's
+resources in ``lease_reservations`` (by project and by tree root), its
+devices in ``lease_allocations`` (by provider). Both carry the lease's
+window and status, and this module alone reads them by time and status;
+callers get ``Window`` tuples and peaks, never rows or statuses.
+
+The checks ask one question: the most that overlapping windows hold at
+any single instant of a new window. Only windows that overlap it are read
+(an index on ``(holder, resource, status, start_date)`` ranges over the
+pending windows that start before the new one ends; the active ones are
+few, bounded by limits and capacity). ``promised`` asks for the peak of
+pending windows from now on; the database computes it (a running sum over
+the windows' edges), so no window travels.
 """
 
+import collections
 import datetime
 
 from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from cyquota.db import lease_models
+from cyquota.db import placement_models
+from cyquota.db import types
+
+_reservations = lease_models.LeaseReservation.__table__
+_allocations = placement_models.LeaseAllocation.__table__
 
 # The least time a holding lasts past now.
 _INSTANT = datetime.timedelta(microseconds=1)
+
+#: A lease's holding over ``[start, end)``; ``pending``: not started yet.
+Window = collections.namedtuple('Window', 'start end amount pending')
 
 
 def isotime(value):
@@ -33,14 +55,14 @@ def held_until(end, active, now=None):
 
 def peak(windows, start, end=None):
     """The largest sum of ``amount`` over ``windows`` (``(start, end,
-    amount)`` triples, half-open) at any instant of ``[start, end)``
+    amount, ...)`` tuples, half-open) at any instant of ``[start, end)``
     (``end`` None: from ``start`` on).
 
     A sweep over the windows' edges, in O(n log n): at one instant a window
     that ends is gone before one that begins counts (half-open windows).
     """
     events = []
-    for s, e, amount in windows:
+    for s, e, amount, *_rest in windows:
         if e > start and (end is None or s < end):
             events.append((max(s, start), 1, amount))
             events.append((e, 0, -amount))
@@ -49,3 +71,149 @@ def peak(windows, start, end=None):
         held += change
         best = max(best, held)
     return best
+
+
+def _overlapping(table, start, end):
+    """Live rows of ``table`` whose holding overlaps ``[start, end)``: the
+    pending ones by their window, every active one (it holds until it is
+    ended, and it started before any window a check asks about ends)."""
+    c = table.c
+    return (c.status.in_(lease_models.LIVE), c.start_date < end,
+            sa.or_(c.end_date > start, c.status == lease_models.ACTIVE))
+
+
+def _window(row, now):
+    active = row.status == lease_models.ACTIVE
+    return Window(row.start_date, held_until(row.end_date, active, now),
+                  row.amount, not active)
+
+
+def lease_windows(conn, key, holder_id, resources, start, end,
+                  exclude_lease=None):
+    """``{resource: [Window]}`` of the live lease reservations of one
+    level (``key``: ``project_id`` or ``root_id``, and its ``holder_id``)
+    that overlap ``[start, end)``, in one query; ``exclude_lease``'s own
+    are left out."""
+    c = _reservations.c
+    query = (sa.select(c.resource, c.start_date, c.end_date, c.amount,
+                       c.status)
+             .where(c[key] == holder_id, c.resource.in_(sorted(resources)),
+                    *_overlapping(_reservations, start, end)))
+    if exclude_lease is not None:
+        query = query.where(c.lease_id != exclude_lease)
+    now = timeutils.utcnow()
+    found = {resource: [] for resource in resources}
+    for row in conn.execute(query):
+        found[row.resource].append(_window(row, now))
+    return found
+
+
+def device_windows(conn, resource_classes, start, end, provider_ids=None,
+                   lock=False):
+    """``{(provider_id, resource_class): [(lease_id, Window)]}`` of the
+    live lease allocations overlapping ``[start, end)``, in one query
+    (``lock``: with shared locks, after the providers are locked)."""
+    c = _allocations.c
+    query = (sa.select(c.resource_provider_id, c.resource_class, c.lease_id,
+                       c.start_date, c.end_date, c.amount, c.status)
+             .where(c.resource_class.in_(sorted(set(resource_classes))),
+                    *_overlapping(_allocations, start, end)))
+    if provider_ids is not None:
+        query = query.where(
+            c.resource_provider_id.in_(sorted(set(provider_ids))))
+    if lock:
+        query = query.with_for_update(read=True)
+    now = timeutils.utcnow()
+    found = collections.defaultdict(list)
+    for row in conn.execute(query):
+        found[row.resource_provider_id, row.resource_class].append(
+            (row.lease_id, _window(row, now)))
+    return found
+
+
+def _pending_peaks(conn, table, groups, conditions, now):
+    """``{group values: peak}``: the most that pending rows of ``table``
+    meeting ``conditions`` hold at one instant from ``now`` on, per
+    ``groups`` (column names), computed by the database: a running sum of
+    the windows' edges, ends before starts at one instant."""
+    c = table.c
+    where = (c.status == lease_models.PENDING, c.end_date > now) + conditions
+    begins = sa.case((c.start_date < now, sa.literal(now, types.DateTime)),
+                     else_=c.start_date)
+    columns = [c[name] for name in groups]
+    edges = sa.union_all(
+        sa.select(*columns, begins.label('at'), sa.literal(1).label('opens'),
+                  c.amount.label('change')).where(*where),
+        sa.select(*columns, c.end_date.label('at'),
+                  sa.literal(0).label('opens'),
+                  (sa.literal(0) - c.amount).label('change')).where(*where),
+    ).subquery()
+    keys = [edges.c[name] for name in groups]
+    running = sa.select(*keys, sa.func.sum(edges.c.change).over(
+        partition_by=keys, order_by=(edges.c.at, edges.c.opens),
+        rows=(None, 0)).label('held')).subquery()
+    keys = [running.c[name] for name in groups]
+    return {tuple(row[:-1]): int(row[-1]) for row in conn.execute(
+        sa.select(*keys, sa.func.max(running.c.held)).group_by(*keys))}
+
+
+def promised(conn, key, holder_id, resources, now=None):
+    """``{resource: peak}`` of the pending lease reservations of one level
+    from ``now`` on (0 when none), in one query."""
+    c = _reservations.c
+    peaks = _pending_peaks(
+        conn, _reservations, ('resource',),
+        (c[key] == holder_id, c.resource.in_(sorted(resources))),
+        now or timeutils.utcnow())
+    return {resource: peaks.get((resource,), 0) for resource in resources}
+
+
+def device_promised(conn, provider_ids, now=None):
+    """``{(provider_id, resource_class): peak}`` of the pending lease
+    allocations on ``provider_ids`` from ``now`` on, in one query."""
+    if not provider_ids:
+        return {}
+    return _pending_peaks(
+        conn, _allocations, ('resource_provider_id', 'resource_class'),
+        (_allocations.c.resource_provider_id.in_(sorted(provider_ids)),),
+        now or timeutils.utcnow())
+
+
+def lease_devices(conn, lease_ids):
+    """``{lease reservation id: [(provider_id, rc, amount)]}``: the devices
+    chosen for ``lease_ids``, in one query (in the order they were
+    chosen)."""
+    c = _allocations.c
+    found = collections.defaultdict(list)
+    for key, provider_id, rc, amount in conn.execute(
+            sa.select(c.lease_reservation_id, c.resource_provider_id,
+                      c.resource_class, c.amount)
+            .where(c.lease_id.in_(lease_ids)).order_by(c.id)):
+        found[key].append((provider_id, rc, amount))
+    return dict(found)
+
+
+def lease_reservations(conn, lease_ids):
+    """The reservation rows of ``lease_ids``, in one query, each lease's
+    in request order."""
+    c = _reservations.c
+    return conn.execute(sa.select(_reservations)
+                        .where(c.lease_id.in_(lease_ids))
+                        .order_by(c.lease_id, c.position)).all()
+
+
+def promised_on(conn, provider_id):
+    """Whether a live lease holds or is promised the provider."""
+    c = _allocations.c
+    return conn.execute(
+        sa.select(c.id).where(c.resource_provider_id == provider_id,
+                              c.status.in_(lease_models.LIVE)).limit(1)
+    ).first() is not None
+
+
+def active_leases():
+    """A subquery of the ids of active leases (consumers of their own
+    quota)."""
+    leases = lease_models.Lease.__table__
+    return sa.select(leases.c.id).where(
+        leases.c.status == lease_models.ACTIVE)

@@ -15,6 +15,7 @@ import datetime
 
 import sqlalchemy as sa
 
+from cyquota import calendar
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import mirror_models
@@ -124,7 +125,8 @@ def take(context, lease_id, where, classes):
             _leases.c.id == lease_id)).one()
         providers, wanted = {}, {}
         if row.held:
-            parts = [part for found in windows.of_lease(conn, lease_id)
+            parts = [part for found
+                     in calendar.lease_devices(conn, [lease_id])
                      .values() for part in found]
             names = windows.names(conn, {part[0] for part in parts})
             providers = {uuid: name for uuid, name, _root in names.values()}

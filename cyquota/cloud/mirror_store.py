@@ -17,6 +17,7 @@ import collections
 
 import sqlalchemy as sa
 
+from cyquota import calendar
 from cyquota.cloud import mirror_diff
 from cyquota.db import lease_models
 from cyquota.db import mirror_models
@@ -186,11 +187,7 @@ def _set_usage(session, provider_id, changed, removed):
 def _held(session, provider_id):
     """Whether a live lease or one of cyquota's own consumers holds the
     provider."""
-    return bool(session.execute(
-        sa.select(_lease_allocations.c.id).where(
-            _lease_allocations.c.resource_provider_id == provider_id,
-            _lease_allocations.c.status.in_(lease_models.LIVE)).limit(1)
-    ).first() or session.execute(
+    return bool(calendar.promised_on(session, provider_id) or session.execute(
         sa.select(_allocations.c.id)
         .join(_consumers,
               _consumers.c.consumer_id == _allocations.c.consumer_id)

@@ -53,10 +53,12 @@ class LeaseReservation(models.TimestampMixin, models.Base):
     __tablename__ = 'lease_reservations'
     __table_args__ = (
         sa.Index('lease_reservations_lease_idx', 'lease_id'),
-        sa.Index('lease_reservations_project_idx', 'project_id', 'resource',
-                 'status'),
-        sa.Index('lease_reservations_root_idx', 'root_id', 'resource',
-                 'status'),
+        # The calendar's reads: a level's live windows that start before
+        # a new one ends (cyquota.calendar).
+        sa.Index('lease_reservations_project_start_idx', 'project_id',
+                 'resource', 'status', 'start_date'),
+        sa.Index('lease_reservations_root_start_idx', 'root_id', 'resource',
+                 'status', 'start_date'),
         sa.CheckConstraint('amount > 0', name='ck_lease_reservations_amount'),
     )
 

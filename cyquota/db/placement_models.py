@@ -155,8 +155,12 @@ class LeaseAllocation(models.TimestampMixin, models.Base):
 
     __tablename__ = 'lease_allocations'
     __table_args__ = (
-        sa.Index('lease_allocations_rp_status_idx', 'resource_provider_id',
-                 'status'),
+        # The calendar's reads: live windows that start before a new one
+        # ends, of given providers or of a resource class.
+        sa.Index('lease_allocations_rp_start_idx', 'resource_provider_id',
+                 'status', 'start_date'),
+        sa.Index('lease_allocations_rc_start_idx', 'resource_class',
+                 'status', 'start_date'),
         sa.Index('lease_allocations_lease_idx', 'lease_id'),
     )
 

@@ -16,17 +16,18 @@ A create or update runs in three steps: the request is checked and
 devices are chosen for the window without locks (the filters are shown
 them); the usage-enforcement filters run, outside any transaction; then
 one transaction locks, in the ledger's order, the lease's row (an update),
-the project's quota rows (``ledger.lease_holdings``) and the chosen
-providers (``placement.windows``), checks the whole window against quota
-and device capacity, and writes. Start and end (periodic, or DELETE) lock
-the lease's row first, so each happens exactly once; with ``[placement]
-write_leases`` they record what the cloud's Placement should hold, applied
-once committed (``cyquota.cloud.lease_writeback``).
-"""
+the project's quota rows (``QUOTAS.lease_holdings``) and the chosen
+providers (``placement.windows``), checks the window against quota and
+device capacity (reading the calendar's overlapping windows), and writes.
+Start and end (periodic, or DELETE) lock the lease's row first, so each
+happens exactly once; with ``[placement] write_leases`` they record what
+the cloud's Placement should hold, applied once committed
+(``cyquota.cloud.lease_writeback``)."""
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
+from cyquota import calendar
 from cyquota.cloud import lease_writeback
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
@@ -61,12 +62,6 @@ def _amounts(wanted):
     return totals
 
 
-def _lease_context(row):
-    """The filters' context at the periodic end: the lease's own."""
-    return cyquota_context.RequestContext(user_id=row.user_id,
-                                          project_id=row.project_id)
-
-
 class LeaseEngine:
     """The leases of every project."""
 
@@ -91,7 +86,7 @@ class LeaseEngine:
         id: [(provider_id, rc, amount)]}``) or, by ``lease_id``, those the
         lease holds."""
         if chosen is None:
-            chosen = windows.of_lease(conn, lease_id)
+            chosen = calendar.lease_devices(conn, [lease_id])
         shown = store.allocations_view(conn, chosen, extra=True)
         return payload.lease_payload(
             wanted.name, wanted.start, wanted.end,
@@ -165,7 +160,7 @@ class LeaseEngine:
         status = lease_models.ACTIVE if starts else lease_models.PENDING
         amounts = _amounts(wanted)
         with db_api.writer_connection(context) as conn:
-            holdings = quota.QUOTAS.driver.lease_holdings(
+            holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
             overs = holdings.window_overs(amounts, max(wanted.start, now),
                                           wanted.end)
@@ -182,7 +177,8 @@ class LeaseEngine:
             if starts:
                 self._start_holding(conn, holdings, lease_id, project_id,
                                     context.user_id, wanted)
-            holdings.refresh(list(amounts), now)
+            else:
+                holdings.promise(amounts, wanted.start, wanted.end)
             holdings.write()
         LOG.info('Lease %s of project %s created: %s', lease_id, project_id,
                  status)
@@ -268,15 +264,15 @@ class LeaseEngine:
                     action='change', lease_id=lease_id,
                     status='%s, changed meanwhile; try again' % row.status)
             amounts = _amounts(wanted)
-            holdings = quota.QUOTAS.driver.lease_holdings(
+            holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             overs = holdings.window_overs(amounts, max(wanted.start, now),
                                           wanted.end, exclude_lease=lease_id)
             if overs:
                 raise exception.OverQuota(overs=overs)
             if row.status == lease_models.ACTIVE:
-                windows.check(conn, windows.of_lease(conn, lease_id), now,
-                              wanted.end, exclude_lease=lease_id,
+                windows.check(conn, calendar.lease_devices(conn, [lease_id]),
+                              now, wanted.end, exclude_lease=lease_id,
                               raced=False)
                 windows.reschedule(conn, lease_id, wanted.start, wanted.end)
             else:
@@ -330,8 +326,11 @@ class LeaseEngine:
                 lease_writeback.apply(context, lease_id)
                 events.started_or_ended(
                     context, 'end', events.summary(row, lease_models.ENDED))
-                self.chain.on_end(_lease_context(row), document,
-                                  lease_id=lease_id)
+                # The filters' context at the periodic end: the lease's.
+                self.chain.on_end(
+                    cyquota_context.RequestContext(
+                        user_id=row.user_id, project_id=row.project_id),
+                    document, lease_id=lease_id)
         return ended
 
     @staticmethod
@@ -357,7 +356,7 @@ class LeaseEngine:
                 return None
             wanted = store.request_of(conn, row)
             amounts = _amounts(wanted)
-            holdings = quota.QUOTAS.driver.lease_holdings(
+            holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             self._start_holding(conn, holdings, lease_id, row.project_id,
                                 row.user_id, wanted)
@@ -385,7 +384,7 @@ class LeaseEngine:
             wanted = store.request_of(conn, row)
             document = self._payload(conn, wanted, lease_id=lease_id)
             amounts = _amounts(wanted)
-            holdings = quota.QUOTAS.driver.lease_holdings(
+            holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             if row.status == lease_models.ACTIVE:
                 for resource, amount in sorted(amounts.items()):
@@ -393,7 +392,9 @@ class LeaseEngine:
                 lease_writeback.record(conn, lease_id, held=False)
             windows.release(context, conn, lease_id)
             store.set_status(conn, lease_id, lease_models.ENDED)
-            holdings.refresh(list(amounts), now)
+            if row.status == lease_models.PENDING:
+                # It leaves the calendar's promises.
+                holdings.refresh(list(amounts), now)
             holdings.write()
         LOG.info('Lease %s of project %s ended', lease_id, row.project_id)
         return document, row

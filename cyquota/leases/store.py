@@ -65,11 +65,13 @@ def change(conn, lease_id, wanted):
     conn.execute(_leases.update().where(_leases.c.id == lease_id).values(
         name=wanted.name, start_date=wanted.start, end_date=wanted.end,
         updated_at=now))
-    for r in wanted.reservations:
-        conn.execute(_reservations.update()
-                     .where(_reservations.c.id == r.id)
-                     .values(amount=r.amount, start_date=wanted.start,
-                             end_date=wanted.end, updated_at=now))
+    conn.execute(
+        _reservations.update()
+        .where(_reservations.c.id == sa.bindparam('reservation_id'))
+        .values(amount=sa.bindparam('new_amount'), start_date=wanted.start,
+                end_date=wanted.end, updated_at=now),
+        [{'reservation_id': r.id, 'new_amount': r.amount}
+         for r in wanted.reservations])
 
 
 def due(conn, status, column, now, batch):
@@ -86,22 +88,11 @@ def _wanted(row):
                               row.id)
 
 
-def reservations_of(conn, lease_id):
-    """The lease's reservations as ``Wanted``, in request order."""
-    return [_wanted(row) for row in conn.execute(
-        sa.select(_reservations)
-        .where(_reservations.c.lease_id == lease_id)
-        .order_by(_reservations.c.position))]
-
-
 def _reservations_of_leases(conn, lease_ids):
     """``{lease id: [Wanted]}`` of many leases in one query, each list in
     request order."""
     found = collections.defaultdict(list)
-    for row in conn.execute(
-            sa.select(_reservations)
-            .where(_reservations.c.lease_id.in_(lease_ids))
-            .order_by(_reservations.c.lease_id, _reservations.c.position)):
+    for row in calendar.lease_reservations(conn, lease_ids):
         found[row.lease_id].append(_wanted(row))
     return found
 
@@ -109,7 +100,8 @@ def _reservations_of_leases(conn, lease_ids):
 def request_of(conn, row):
     """The ``LeaseRequest`` a stored lease row stands for."""
     return request_mod.LeaseRequest(row.name, row.start_date, row.end_date,
-                                    reservations_of(conn, row.id))
+                                    _reservations_of_leases(
+                                        conn, [row.id])[row.id])
 
 
 def allocations_view(conn, held, extra=False):
@@ -145,7 +137,7 @@ def views(conn, rows):
     if not rows:
         return []
     ids = [row.id for row in rows]
-    allocations = allocations_view(conn, windows.of_leases(conn, ids))
+    allocations = allocations_view(conn, calendar.lease_devices(conn, ids))
     reservations = _reservations_of_leases(conn, ids)
     return [{
         'id': row.id, 'name': row.name, 'project_id': row.project_id,

@@ -13,13 +13,10 @@ import dataclasses
 import sqlalchemy as sa
 
 from cyquota import calendar
-from cyquota.db import lease_models
-from cyquota.db import models
 from cyquota.db import placement_models
 
 _inventories = placement_models.Inventory.__table__
 _allocations = placement_models.DeviceAllocation.__table__
-_lease_allocations = placement_models.LeaseAllocation.__table__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,21 +113,7 @@ def load(session, provider_ids=None, resource_classes=None, lock=False,
 def pending_peaks(session, provider_ids, now=None):
     """``{(provider_id, resource_class): peak}`` of the pending lease
     allocations on ``provider_ids`` from ``now`` on."""
-    if not provider_ids:
-        return {}
-    windows = {}
-    for row in session.execute(
-            sa.select(_lease_allocations.c.resource_provider_id,
-                      _lease_allocations.c.resource_class,
-                      _lease_allocations.c.start_date,
-                      _lease_allocations.c.end_date,
-                      _lease_allocations.c.amount)
-            .where(_lease_allocations.c.resource_provider_id.in_(
-                       sorted(provider_ids)),
-                   _lease_allocations.c.status == lease_models.PENDING)):
-        windows.setdefault(tuple(row[:2]), []).append(tuple(row[2:]))
-    now = now or models.utcnow()
-    return {key: calendar.peak(found, now) for key, found in windows.items()}
+    return calendar.device_promised(session, provider_ids, now)
 
 
 def providers_with_room(session, resources):

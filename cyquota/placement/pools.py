@@ -107,26 +107,44 @@ def rule_for(session, member_keys, carrier):
     :param carrier: the ``Carrier`` of the request; the pools whose key it
         may not carry count as not holding the key.
     """
+    return _rules(session, [tuple(member_keys)], carrier)[tuple(member_keys)]
+
+
+def rules_for(session, member_keys, carrier):
+    """``{member key: PoolRule}`` for requests each carrying one of
+    ``member_keys`` (None: no key), read at once."""
+    return {key[0] if key else None: rule for key, rule in _rules(
+        session, [(key,) if key else () for key in member_keys],
+        carrier).items()}
+
+
+def _rules(session, requests, carrier):
+    """``{keys: PoolRule}`` for each of ``requests`` (tuples of the member
+    keys one request carries), in two queries."""
     required_prefixes = _prefixes(CONF.placement.required_member_prefix)
     forbidden_prefixes = _prefixes(
         CONF.placement.default_forbidden_member_prefix)
-    carried = sorted(key for key in member_keys
-                     if key.startswith(required_prefixes + forbidden_prefixes))
-    found = aggregates.with_metadata_key(session, keys=carried,
+    carried = {keys: sorted(key for key in keys if key.startswith(
+        required_prefixes + forbidden_prefixes)) for keys in requests}
+    every = sorted(set().union(*carried.values()))
+    found = aggregates.with_metadata_key(session, keys=every,
                                          prefixes=forbidden_prefixes)
     tenants = aggregates.tenants_of(session, set().union(
-        *(found.get(key, ()) for key in carried)))
+        *(found.get(key, ()) for key in every)))
     # The pools holding each carried key that the carrier may enter.
     holding = {key: frozenset(
         agg for agg in found.get(key, ())
         if carrier.may_carry(tenants.get(agg, frozenset())))
-        for key in carried}
-    required = tuple(holding[key] for key in carried
-                     if key.startswith(required_prefixes))
+        for key in every}
+    # Every pool is forbidden to a request, but those its keys open.
     forbidden = frozenset(
         agg for key, aggs in found.items()
         if key.startswith(forbidden_prefixes) for agg in aggs)
-    opened = frozenset().union(*(
-        aggs for key, aggs in holding.items()
-        if key.startswith(forbidden_prefixes)))
-    return PoolRule(required, forbidden, opened)
+    return {
+        keys: PoolRule(
+            tuple(holding[key] for key in mine
+                  if key.startswith(required_prefixes)),
+            forbidden,
+            frozenset().union(*(holding[key] for key in mine
+                                if key.startswith(forbidden_prefixes))))
+        for keys, mine in carried.items()}

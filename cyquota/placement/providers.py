@@ -14,8 +14,8 @@ from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cyquota import calendar
 from cyquota.db import api as db_api
-from cyquota.db import lease_models
 from cyquota.db import placement_models
 from cyquota import exception
 from cyquota.placement import capacity
@@ -192,10 +192,7 @@ def delete(context, uuid):
                 .limit(1)).first():
             raise exception.ResourceProviderInUse(
                 uuid=uuid, reason='Resource provider has allocations.')
-        if session.execute(sa.select(_lease_allocations.c.id).where(
-                _lease_allocations.c.resource_provider_id == provider_id,
-                _lease_allocations.c.status.in_(lease_models.LIVE))
-                .limit(1)).first():
+        if calendar.promised_on(session, provider_id):
             raise exception.ResourceProviderInUse(
                 uuid=uuid, reason='Resource provider is promised to leases.')
         # Ended leases' allocations on it are history that goes with it.

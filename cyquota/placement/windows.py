@@ -68,65 +68,59 @@ def room(session, resource_class, start, end, provider_ids=None,
     records = capacity.load(session, provider_ids=provider_ids,
                             resource_classes=[resource_class], lock=lock,
                             promised=False)
-    return _room(session, records, resource_class, start, end,
-                 exclude_lease, lock)
+    return {provider_id: free for (provider_id, _rc), free in _room(
+        session, records, start, end, exclude_lease, lock).items()}
 
 
-def _room(session, records, resource_class, start, end, exclude_lease,
-          lock):
-    """``room`` of the inventory ``records`` already read."""
-    ids = sorted(provider_id for provider_id, _rc in records)
-    if not ids:
+def _room(session, records, start, end, exclude_lease, lock=False):
+    """``{(provider_id, rc): amount}`` free over ``[start, end)`` in the
+    inventory ``records`` already read: one read of the overlapping lease
+    windows (of the records' providers when ``lock``)."""
+    if not records:
         return {}
-    query = (sa.select(_lease_allocations.c.resource_provider_id,
-                       _lease_allocations.c.lease_id,
-                       _lease_allocations.c.status,
-                       _lease_allocations.c.start_date,
-                       _lease_allocations.c.end_date,
-                       _lease_allocations.c.amount)
-             .where(_lease_allocations.c.resource_provider_id.in_(ids),
-                    _lease_allocations.c.resource_class == resource_class,
-                    _lease_allocations.c.status.in_(lease_models.LIVE)))
-    if lock:
-        query = query.with_for_update(read=True)
-    active = collections.Counter()
-    windows = collections.defaultdict(list)
-    for provider_id, lease_id, status, s, e, amount in session.execute(query):
-        is_active = status == lease_models.ACTIVE
-        if is_active:
-            # Counted in ``used`` too, through its device allocations.
-            active[provider_id] += amount
-        if lease_id != exclude_lease:
-            windows[provider_id].append(
-                (s, calendar.held_until(e, is_active), amount))
+    held = calendar.device_windows(
+        session, {rc for _p, rc in records}, start, end,
+        provider_ids={p for p, _rc in records} if lock else None, lock=lock)
     result = {}
-    for (provider_id, _rc), record in records.items():
-        ordinary = record.used - active[provider_id]
-        peak = calendar.peak(windows[provider_id], start, end)
-        result[provider_id] = max(0, record.capacity - ordinary - peak)
+    for key, record in records.items():
+        active = others = 0
+        windows = []
+        for lease_id, window in held.get(key, ()):
+            if not window.pending:
+                # Counted in ``used`` too, through its device allocations.
+                active += window.amount
+            if lease_id != exclude_lease:
+                windows.append(window)
+        ordinary = record.used - active
+        others = calendar.peak(windows, start, end)
+        result[key] = max(0, record.capacity - ordinary - others)
     return result
 
 
-def _eligible(session, want, provider_ids, carrier):
-    """The providers (in id order) that ``want``'s ``member_of`` and the
-    lease-pool rule (keys carried by ``carrier``) allow."""
+def _eligible(session, wants, provider_ids, carrier):
+    """``{want key: [provider_id]}``: the providers (in id order) that each
+    want's ``member_of`` and the lease-pool rule (its key carried by
+    ``carrier``) allow, read at once for every want."""
     roots = dict(session.execute(
         sa.select(_rp.c.id, _rp.c.root_provider_id)
         .where(_rp.c.id.in_(sorted(provider_ids)))).all())
     aggs = providers.aggregates_of(session, set(roots) | set(roots.values()))
-    rule = pools.rule_for(session, [want.member_key] if want.member_key
-                          else [], carrier)
-    member_of = want.member_of
-    allowed = []
-    for provider_id in sorted(roots):
-        own = aggs.get(provider_id, frozenset())
-        tree = aggs.get(roots[provider_id], frozenset())
-        if (rule.allows(own, tree) and not member_of.forbids(own)
-                and not member_of.forbids(tree)
-                and (member_of.required_by(own)
-                     or member_of.required_by(tree))):
-            allowed.append(provider_id)
+    rules = pools.rules_for(session, [want.member_key for want in wants],
+                            carrier)
+    allowed = {}
+    for want in wants:
+        rule, member_of = rules[want.member_key], want.member_of
+        allowed[want.key] = [
+            provider_id for provider_id in sorted(roots)
+            if _allows(rule, member_of, aggs.get(provider_id, frozenset()),
+                       aggs.get(roots[provider_id], frozenset()))]
     return allowed
+
+
+def _allows(rule, member_of, own, tree):
+    return (rule.allows(own, tree) and not member_of.forbids(own)
+            and not member_of.forbids(tree)
+            and (member_of.required_by(own) or member_of.required_by(tree)))
 
 
 def choose(session, wants, start, end, carrier, exclude_lease=None):
@@ -134,25 +128,30 @@ def choose(session, wants, start, end, carrier, exclude_lease=None):
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
     (each part at most the inventory's ``max_unit``). ``carrier`` (a
-    ``pools.Carrier``) carries the wants' member keys.
+    ``pools.Carrier``) carries the wants' member keys. The inventories,
+    the overlapping lease windows and the providers' aggregates are read
+    once for all the wants.
 
     :raises NoValidAllocation: (409) not enough room.
     """
+    if not wants:
+        return {}
+    limits = capacity.load(session, resource_classes={
+        want.resource_class for want in wants}, promised=False)
+    free = _room(session, limits, start, end, exclude_lease)
+    eligible = _eligible(session, wants, {p for p, _rc in limits}, carrier)
     taken = collections.Counter()
     chosen = {}
     for want in wants:
-        limits = capacity.load(session, resource_classes=[
-            want.resource_class], promised=False)
-        free = _room(session, limits, want.resource_class, start, end,
-                     exclude_lease, lock=False)
         left = want.amount
         parts = []
-        for provider_id in _eligible(session, want, free, carrier):
+        for provider_id in eligible[want.key]:
+            key = (provider_id, want.resource_class)
             if not left:
                 break
-            key = (provider_id, want.resource_class)
-            part = min(left, free[provider_id] - taken[key],
-                       limits[key].max_unit)
+            if key not in free:
+                continue
+            part = min(left, free[key] - taken[key], limits[key].max_unit)
             if part > 0:
                 parts.append((provider_id, want.resource_class, part))
                 taken[key] += part
@@ -178,17 +177,17 @@ def check(session, chosen, start, end, exclude_lease=None, raced=True):
         for provider_id, rc, amount in parts:
             needs[(provider_id, rc)] += amount
     providers.lock_ids(session, {key[0] for key in needs})
-    for rc in sorted({key[1] for key in needs}):
-        free = room(session, rc, start, end,
-                    provider_ids=[p for p, r in needs if r == rc],
-                    exclude_lease=exclude_lease, lock=True)
-        for (provider_id, needed_rc), amount in needs.items():
-            if needed_rc == rc and free.get(provider_id, 0) < amount:
-                if raced:
-                    raise allocations.AllocationRaced()
-                raise exception.NoValidAllocation(reason=(
-                    'the devices of the lease have no room for %s:%d until '
-                    '%s' % (rc, amount, calendar.isotime(end))))
+    records = capacity.load(session, provider_ids={p for p, _rc in needs},
+                            resource_classes={rc for _p, rc in needs},
+                            lock=True, promised=False)
+    free = _room(session, records, start, end, exclude_lease, lock=True)
+    for (provider_id, rc), amount in sorted(needs.items()):
+        if free.get((provider_id, rc), 0) < amount:
+            if raced:
+                raise allocations.AllocationRaced()
+            raise exception.NoValidAllocation(reason=(
+                'the devices of the lease have no room for %s:%d until '
+                '%s' % (rc, amount, calendar.isotime(end))))
 
 
 def promise(session, lease_id, chosen, start, end, status):
@@ -204,27 +203,6 @@ def promise(session, lease_id, chosen, start, end, status):
     if rows:
         session.execute(_lease_allocations.insert(), rows)
         providers.bump(session, {row['resource_provider_id'] for row in rows})
-
-
-def of_lease(session, lease_id):
-    """``{lease reservation id: [(provider_id, rc, amount)]}`` of a
-    lease."""
-    return of_leases(session, [lease_id])
-
-
-def of_leases(session, lease_ids):
-    """``{lease reservation id: [(provider_id, rc, amount)]}`` of many
-    leases, in one query (a reservation id belongs to one lease)."""
-    found = collections.defaultdict(list)
-    for key, provider_id, rc, amount in session.execute(
-            sa.select(_lease_allocations.c.lease_reservation_id,
-                      _lease_allocations.c.resource_provider_id,
-                      _lease_allocations.c.resource_class,
-                      _lease_allocations.c.amount)
-            .where(_lease_allocations.c.lease_id.in_(lease_ids))
-            .order_by(_lease_allocations.c.id)):
-        found[key].append((provider_id, rc, amount))
-    return dict(found)
 
 
 def forget(session, lease_id):
@@ -245,7 +223,7 @@ def reschedule(session, lease_id, start, end):
 def activate(session, lease_id, project_id, user_id=None):
     """The lease starts: its allocations become device allocations of
     the lease (under the providers' locks)."""
-    held = of_lease(session, lease_id)
+    held = calendar.lease_devices(session, [lease_id])
     parts = [part for found in held.values() for part in found]
     providers.lock_ids(session, {provider_id for provider_id, _rc, _n
                                  in parts})

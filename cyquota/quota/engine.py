@@ -171,6 +171,13 @@ class QuotaEngine:
         """Delete terminal reservation rows past their retention."""
         return self.driver.purge(context)
 
+    def lease_holdings(self, context, conn, project_id, resources):
+        """Lock ``project_id``'s rows of ``resources`` for a lease event in
+        the transaction of ``conn`` (the lease engine's); returns the
+        ``LeaseHoldings`` that check and move what leases hold."""
+        return self.driver.lease_holdings(context, conn, project_id,
+                                          resources)
+
     def list_reservations(self, context, project_id=None, status=None,
                           limit=1000, marker=None):
         """Reservation rows as dicts, newest first: at most ``limit`` after

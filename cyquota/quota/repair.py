@@ -31,6 +31,7 @@ import dataclasses
 from oslo_log import log as logging
 import sqlalchemy as sa
 
+from cyquota import calendar
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
@@ -156,8 +157,7 @@ def _consumer_books(context, project_id=None):
     each consumer holds (``''`` for nobody in particular), but active
     leases, which hold their quota as consumers of their own; and the
     ``(project_id, consumer_id)`` pairs with a reservation still pending."""
-    leases = sa.select(_leases.c.id).where(
-        _leases.c.status == lease_models.ACTIVE)
+    leases = calendar.active_leases()
     held = (sa.select(_consumers.c.project_id, _consumers.c.resource,
                       _consumers.c.consumer_id, _consumers.c.used)
             .where(_consumers.c.used > 0,

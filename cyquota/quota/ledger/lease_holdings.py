@@ -15,21 +15,21 @@ usage rows) and, under those locks:
   pending leases will take. An ordinary reserve's conditional UPDATE reads
   it, so the common reserve stays one statement per resource. It only
   changes at lease events, and as time passes the true peak can only fall,
-  so the stored value is never too small.
+  so the stored value is never too small. A new pending lease can only
+  raise it within its own window, so a create takes the larger of it and
+  the window's new peak (from the windows its check read); an event that
+  takes a pending lease away recomputes it (``calendar.promised``).
+
+The windows come from ``cyquota.calendar``, one query per level for all
+the event's resources, whatever their number.
 """
 
-from oslo_utils import timeutils
-import sqlalchemy as sa
-
 from cyquota import calendar
-from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 from cyquota.quota.limits import model as model_protocol
-
-_calendar = lease_models.LeaseReservation.__table__
 
 
 class LeaseHoldings:
@@ -44,6 +44,7 @@ class LeaseHoldings:
         self._scope = scope
         self._usages = usages
         self._touched = set()
+        self._seen = {}
 
     @classmethod
     def lock(cls, context, conn, model, project_id, resources):
@@ -68,27 +69,31 @@ class LeaseHoldings:
             sql.USAGES)
         return [project] + self._scope.levels(resource)
 
-    def _windows(self, level, resource, statuses, exclude_lease=None):
-        """``(start, end, amount)`` of the level's leases in ``statuses``;
-        an active lease past its end holds until the conductor ends it."""
-        column = _calendar.c[level.calendar_key]
-        query = (sa.select(_calendar.c.start_date, _calendar.c.end_date,
-                           _calendar.c.amount, _calendar.c.status)
-                 .where(column == level.holder_id,
-                        _calendar.c.resource == resource,
-                        _calendar.c.status.in_(statuses)))
-        if exclude_lease is not None:
-            query = query.where(_calendar.c.lease_id != exclude_lease)
-        return [(s, calendar.held_until(e, status == lease_models.ACTIVE),
-                 amount)
-                for s, e, amount, status in self._conn.execute(query)]
+    def _level_windows(self, resources, start, end, exclude_lease):
+        """``{(calendar key, holder, resource): [Window]}`` overlapping
+        ``[start, end)`` at every level of ``resources``: one query per
+        level."""
+        wanted = {}
+        for resource in resources:
+            for level in self._levels(resource):
+                wanted.setdefault((level.calendar_key, level.holder_id),
+                                  set()).add(resource)
+        found = {}
+        for (key, holder_id), of in sorted(wanted.items()):
+            for resource, windows in calendar.lease_windows(
+                    self._conn, key, holder_id, of, start, end,
+                    exclude_lease).items():
+                found[key, holder_id, resource] = windows
+        return found
 
     def window_overs(self, amounts, start, end, exclude_lease=None):
         """The ``overs`` entries if ``amounts`` ({resource: amount}) held
         over ``[start, end)`` would break a limit at some instant (empty
         when they fit). ``exclude_lease``: a lease being changed, whose
         own holdings do not count (an active one's are in ``leased``,
-        which the ordinary holdings leave out)."""
+        which the ordinary holdings leave out). Remembers the windows read
+        for ``promise``."""
+        self._seen = self._level_windows(amounts, start, end, exclude_lease)
         overs = []
         for resource, amount in sorted(amounts.items()):
             for level in self._levels(resource):
@@ -96,9 +101,9 @@ class LeaseHoldings:
                     continue
                 counts = level.counts
                 ordinary = counts.used - counts.leased + counts.reserved
-                held = calendar.peak(
-                    self._windows(level, resource, lease_models.LIVE,
-                                  exclude_lease), start, end)
+                held = calendar.peak(self._seen[
+                    level.calendar_key, level.holder_id, resource],
+                    start, end)
                 if ordinary + held + amount > level.limit:
                     entry = model_protocol.over_entry(
                         level.holder_id, resource, level.scope, level.limit,
@@ -107,6 +112,20 @@ class LeaseHoldings:
                     entry['leases'] = held
                     overs.append(entry)
         return overs
+
+    def promise(self, amounts, start, end):
+        """A new pending lease will hold ``amounts`` over ``[start, end)``
+        (checked by ``window_overs`` just before): ``promised`` at every
+        level becomes at least the window's pending peak with it."""
+        for resource, amount in sorted(amounts.items()):
+            for level in self._levels(resource):
+                pending = [w for w in self._seen[
+                    level.calendar_key, level.holder_id, resource]
+                    if w.pending]
+                pending.append(calendar.Window(start, end, amount, True))
+                level.counts.promised = max(
+                    level.counts.promised, calendar.peak(pending, start, end))
+            self._touched.add(resource)
 
     def start(self, resource, amount, lease_id):
         """An active lease now holds ``amount``: into ``used`` and
@@ -134,14 +153,21 @@ class LeaseHoldings:
 
     def refresh(self, resources, now=None):
         """Recompute ``promised`` of ``resources`` at every level: the
-        peak of pending leases from ``now`` on."""
-        now = now or timeutils.utcnow()
+        peak of pending leases from ``now`` on (one query per level)."""
+        now = now or models.utcnow()
+        wanted = {}
         for resource in resources:
             for level in self._levels(resource):
-                level.counts.promised = calendar.peak(
-                    self._windows(level, resource, (lease_models.PENDING,)),
-                    now)
-            self._touched.add(resource)
+                wanted.setdefault((level.calendar_key, level.holder_id),
+                                  []).append((resource, level))
+        for (key, holder_id), found in sorted(wanted.items(),
+                                              key=lambda item: item[0]):
+            peaks = calendar.promised(self._conn, key, holder_id,
+                                      {resource for resource, _l in found},
+                                      now)
+            for resource, level in found:
+                level.counts.promised = peaks[resource]
+                self._touched.add(resource)
 
     def write(self):
         """Store the changed counts, then ``promised`` and ``leased`` of

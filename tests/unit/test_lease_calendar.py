@@ -1,0 +1,189 @@
+"""The calendar's reads on the embedded database (and, imported by
+tests/functional/test_lease_calendar_backends.py, on PostgreSQL and
+MariaDB): the peaks the database computes equal the sweep's over the same
+windows, a check reads the windows that overlap its own and no other, and
+a lease operation sends as many statements for 16 reservations as for 1.
+"""
+
+import datetime
+
+import hypothesis
+from hypothesis import strategies as st
+import pytest
+import sqlalchemy as sa
+
+from cyquota import calendar
+from cyquota.db import api as db_api
+from cyquota.db import lease_models
+from cyquota.db import placement_models
+from cyquota import leases
+from cyquota.quota import QUOTAS
+from tests import fixtures
+from tests.unit.placement.conftest import Tree
+from tests.unit.test_engine import START, clock  # noqa: F401,H301
+
+HOUR = datetime.timedelta(hours=1)
+_leases = lease_models.Lease.__table__
+_reservations = lease_models.LeaseReservation.__table__
+_allocations = placement_models.LeaseAllocation.__table__
+
+#: A window: start and length in hours from START, amount, status; an
+#: active lease has started (START is now).
+windows = st.lists(st.tuples(
+    st.integers(-6, 30), st.integers(1, 12), st.integers(1, 4),
+    st.sampled_from(lease_models.STATUSES)).map(
+        lambda w: (min(w[0], 0), *w[1:]) if w[3] == lease_models.ACTIVE
+        else w), max_size=25)
+
+
+def _store(tree, found):
+    """``found`` as lease reservations of project p1 (root r1) and lease
+    allocations on dev1, one lease each."""
+    rp = placement_models.ResourceProvider.__table__
+    with db_api.get_engine().begin() as conn:
+        provider_id = conn.execute(sa.select(rp.c.id).where(
+            rp.c.uuid == tree.rp['dev1'])).scalar_one()
+        conn.execute(_allocations.delete())
+        conn.execute(_reservations.delete())
+        conn.execute(_leases.delete())
+        for n, (start, hours, amount, status) in enumerate(found):
+            window = dict(start_date=START + start * HOUR,
+                          end_date=START + (start + hours) * HOUR,
+                          status=status)
+            lease_id = 'lease-%d' % n
+            conn.execute(_leases.insert().values(
+                id=lease_id, project_id='p1', name=lease_id, **window))
+            conn.execute(_reservations.insert().values(
+                id='res-%d' % n, lease_id=lease_id, position=0,
+                project_id='p1', root_id='r1', resource='FPGA',
+                amount=amount, member_of='[]', **window))
+            conn.execute(_allocations.insert().values(
+                lease_id=lease_id, lease_reservation_id='res-%d' % n,
+                resource_provider_id=provider_id, resource_class='FPGA',
+                amount=amount, **window))
+    return provider_id
+
+
+def _expected_windows(found, start, end):
+    """The sweep's own view: live windows overlapping [start, end)."""
+    result = []
+    for s, hours, amount, status in found:
+        if status not in lease_models.LIVE:
+            continue
+        window = (START + s * HOUR, calendar.held_until(
+            START + (s + hours) * HOUR, status == lease_models.ACTIVE),
+            amount)
+        if window[0] < end and window[1] > start:
+            result.append(window)
+    return sorted(result)
+
+
+def _overlapping(got, begin, end):
+    """The windows read that overlap [begin, end): the others are active
+    ones, read whatever their window."""
+    assert all(w.start < end and (w.end > begin or not w.pending)
+               for w in got)
+    return sorted(w[:3] for w in got if w.end > begin)
+
+
+@pytest.fixture
+def device(ctx):
+    tree = Tree(ctx)
+    tree.provider('dev1', inventory={'FPGA': {'total': 64}})
+    return tree
+
+
+def check_peaks_equal_the_sweep(device):
+    @hypothesis.settings(max_examples=40, deadline=None,
+                         suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(found=windows, start=st.integers(0, 30),
+                      hours=st.integers(1, 12))
+    def run(found, start, hours):
+        provider_id = _store(device, found)
+        pending = [(START + s * HOUR, START + (s + n) * HOUR, amount)
+                   for s, n, amount, status in found
+                   if status == lease_models.PENDING]
+        expected = calendar.peak(pending, START)
+        with db_api.get_engine().connect() as conn:
+            for key, holder in (('project_id', 'p1'), ('root_id', 'r1')):
+                assert calendar.promised(conn, key, holder, {'FPGA'},
+                                         START) == {'FPGA': expected}
+            assert calendar.device_promised(conn, {provider_id}, START) == (
+                {(provider_id, 'FPGA'): expected} if expected else {})
+            begin, end = START + start * HOUR, START + (start + hours) * HOUR
+            want = _expected_windows(found, begin, end)
+            got = calendar.lease_windows(conn, 'project_id', 'p1', {'FPGA'},
+                                         begin, end)['FPGA']
+            assert _overlapping(got, begin, end) == want
+            got = [w for _lease, w in calendar.device_windows(
+                conn, {'FPGA'}, begin, end).get((provider_id, 'FPGA'), [])]
+            assert _overlapping(got, begin, end) == want
+            # Every active one too: its devices count in ``used``.
+            assert sum(not w.pending for w in got) == sum(
+                status == lease_models.ACTIVE for *_w, status in found)
+    run()
+
+
+def test_peaks_equal_the_sweep(sqlite_db, clock, device):  # noqa: F811
+    check_peaks_equal_the_sweep(device)
+
+
+@pytest.fixture
+def devices(ctx):
+    """Four devices of 8 FPGAs, a limit of 100 FPGAs a project."""
+    tree = Tree(ctx)
+    for n in range(4):
+        tree.provider('dev%d' % n, inventory={'FPGA': {'total': 8}})
+    QUOTAS.limits.set_registered_limit(ctx, 'FPGA', 100)
+    leases.LEASES.reset()
+    return tree
+
+
+def _sent(function):
+    with fixtures.statements_sent() as sent:
+        result = function()
+    return len(sent), result
+
+
+def _body(count, start, end):
+    return dict(start_date=start, end_date=end, reservations=[
+        {'resource_type': 'accelerator:FPGA', 'amount': 1}] * count)
+
+
+def _at(hours):
+    return (START + hours * HOUR).isoformat() + '+00:00'
+
+
+def check_statements_do_not_grow_with_reservations(ctx, clock):  # noqa
+    # Once untimed: the usage rows are made on a project's first lease.
+    leases.LEASES.delete(ctx, leases.LEASES.create(
+        ctx, 'p1', _body(1, _at(1), _at(3)))['id'])
+    counts = {}
+    for count in (1, 16):
+        for case, start in (('pending', _at(1)), ('active', 'now')):
+            sent, made = _sent(lambda: leases.LEASES.create(
+                ctx, 'p1', _body(count, start, _at(3))))
+            counts[case, 'create', count] = sent
+            changes = {'end_date': _at(4)}
+            counts[case, 'update', count], _ = _sent(
+                lambda: leases.LEASES.update(ctx, made['id'], changes))
+            counts[case, 'delete', count], _ = _sent(
+                lambda: leases.LEASES.delete(ctx, made['id']))
+        made = leases.LEASES.create(ctx, 'p1', _body(count, _at(1), _at(2)))
+        clock.now = START + HOUR
+        counts['sweep', 'start', count], started = _sent(
+            lambda: leases.LEASES.start_due(ctx))
+        assert started == 1
+        clock.now = START + 2 * HOUR
+        counts['sweep', 'end', count], ended = _sent(
+            lambda: leases.LEASES.end_due(ctx))
+        assert ended == 1
+        clock.now = START
+    for (case, action, count), sent in counts.items():
+        if count == 16:
+            assert sent == counts[case, action, 1], (
+                case, action, sorted(counts.items()))
+
+
+def test_statements_flat(sqlite_db, clock, ctx, devices):  # noqa: F811
+    check_statements_do_not_grow_with_reservations(ctx, clock)
