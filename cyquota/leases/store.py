@@ -2,12 +2,12 @@
 
 import collections
 import json
-import re
 
 import sqlalchemy as sa
 
 from cyquota import calendar
 from cyquota.db import lease_models
+from cyquota.db import markers
 from cyquota.db import models
 from cyquota import exception
 from cyquota.leases import request as request_mod
@@ -176,23 +176,18 @@ _NEWEST_FIRST = (_leases.c.created_at.desc(), _leases.c.id.desc())
 _ORDERED_BY = {(False, False): 'leases_created_idx',
                (True, False): 'leases_project_created_idx',
                (True, True): 'leases_project_status_idx'}
-#: What a lease id can be: a marker that cannot is no lease's (and is not
-#: sent to a database, which might refuse its text).
-_ID = re.compile(r'[\x21-\x7e]{1,36}')
 
 
 def _after(conn, marker, project_id):
     """The condition of the rows after the lease ``marker`` in
-    ``_NEWEST_FIRST`` order; InvalidQuery (400) when ``project_id`` (or
-    any project, when None) has no such lease."""
-    found = None
-    if _ID.fullmatch(marker):
-        query = sa.select(_leases.c.created_at).where(_leases.c.id == marker)
+    ``_NEWEST_FIRST`` order, of ``project_id`` (any project: None)."""
+    def query_of(lease_id):
+        query = sa.select(_leases.c.created_at).where(
+            _leases.c.id == lease_id)
         if project_id is not None:
             query = query.where(_leases.c.project_id == project_id)
-        found = conn.execute(query).first()
-    if found is None:
-        raise exception.InvalidQuery(detail='marker [%s] not found' % marker)
+        return query
+    found = markers.find(conn, marker, query_of)
     # The first term bounds the index range; the second leaves out the
     # marker and the leases of its instant listed before it.
     return sa.and_(_leases.c.created_at <= found.created_at,

@@ -80,6 +80,13 @@ class DbQuotaDriver:
         return lease_holdings.LeaseHoldings.lock(context, conn, self.model,
                                                  project_id, resources)
 
+    def list_reservations(self, context, project_id=None, status=None,
+                          limit=1000, marker=None):
+        """Reservation rows as dicts, newest first, a page at a time."""
+        return self._reads.reservations(context, project_id=project_id,
+                                        status=status, limit=limit,
+                                        marker=marker)
+
     def get_project_usage(self, context, project_id, resources):
         """``{resource: {limit, used, reserved, available, ...}}``."""
         return self._reads.project_usage(context, project_id, resources)

@@ -20,7 +20,6 @@ from cyquota.quota import driver as quota_driver
 from cyquota.quota import limits as quota_limits
 from cyquota.quota.limits import facade
 from cyquota.quota import repair
-from cyquota.quota import reservation_list
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
 
@@ -185,9 +184,9 @@ class QuotaEngine:
         project has none such)."""
         if project_id is not None:
             validation.project_id(project_id)
-        return reservation_list.page(context, project_id=project_id,
-                                     status=status, limit=limit,
-                                     marker=marker)
+        return self.driver.list_reservations(
+            context, project_id=project_id, status=status, limit=limit,
+            marker=marker)
 
     def get_project_usage(self, context, project_id):
         """``{resource: {limit, used, reserved, available}}`` for every

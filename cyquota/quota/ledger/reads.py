@@ -1,14 +1,25 @@
-"""Reads of the books: a project's usage and usage rows of many projects,
-each in one transaction (reservation rows: ``quota.reservation_list``)."""
+"""Reads of the books: a project's usage, usage rows of many projects and
+reservation rows, each in one transaction.
+
+Reservation rows come newest first, ``id`` descending (the rows'
+autoincrement key): the primary key serves it, a project's rows the index
+on (project_id, id), so that a page costs the same however many rows there
+are. The marker is the ``uuid`` of the previous page's last row.
+"""
+
+import functools
 
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
 from cyquota.db import api as db_api
+from cyquota.db import markers
+from cyquota.db import models
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.limits import model as model_protocol
 
 _usages = sql.USAGES
+_reservations = models.Reservation.__table__
 
 # Built once: it runs on every usage read.
 _PROJECT_USAGE = (
@@ -133,3 +144,41 @@ class Reads:
                         limits[row.project_id][row.resource], row.used,
                         row.reserved, row.leased, row.promised)))
         return result
+
+    @staticmethod
+    @db_api.retry_on_conflict
+    def reservations(context, project_id=None, status=None, limit=1000,
+                     marker=None):
+        """At most ``limit`` reservation rows as dicts, newest first, after
+        the one whose uuid is ``marker`` (InvalidQuery, 400, when the
+        project has none such); in two queries at most."""
+        query = (sa.select(_reservations)
+                 .order_by(_reservations.c.id.desc()).limit(limit))
+        if status is not None:
+            query = query.where(_reservations.c.status == status)
+        if project_id is not None:
+            query = query.where(_reservations.c.project_id == project_id)
+            # MariaDB's planner reads a project's index from its newest row
+            # down to the marker rather than from the marker on; named, it
+            # ranges (InnoDB keys end with the primary key, so the
+            # (project, status) index is ordered by id too).
+            index = ('reservations_project_status_idx' if status is not None
+                     else 'reservations_project_id_idx')
+            for dialect in ('mysql', 'mariadb'):
+                query = query.with_hint(_reservations,
+                                        'FORCE INDEX (%s)' % index, dialect)
+        with db_api.reader(context) as session:
+            if marker is not None:
+                found = markers.find(session, marker, functools.partial(
+                    _marker_row, project_id=project_id))
+                query = query.where(_reservations.c.id < found.id)
+            rows = session.execute(query).mappings().all()
+        return [dict(row) for row in rows]
+
+
+def _marker_row(uuid, project_id):
+    """The reservation ``uuid``, of ``project_id`` (any: None)."""
+    query = sa.select(_reservations.c.id).where(_reservations.c.uuid == uuid)
+    if project_id is not None:
+        query = query.where(_reservations.c.project_id == project_id)
+    return query
