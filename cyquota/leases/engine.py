@@ -6,9 +6,8 @@ as the REST API answers them::
     {"id", "name", "project_id", "user_id", "start_date", "end_date",
      "status", "status_reason", "created_at", "updated_at",
      "reservations": [{"id", "resource_type", "amount", "member_of",
-                       "member_key",
-                       "allocations": [{"id", "resource_provider_name",
-                                        "amount"}]}]}
+                       "member_key", "allocations": [
+                           {"id", "resource_provider_name", "amount"}]}]}
 
 with dates as ISO 8601 strings with their UTC offset.
 
@@ -80,13 +79,19 @@ class LeaseEngine:
         """Load the filter chain from the configuration on next use."""
         self._chain = None
 
-    @staticmethod
-    def _payload(conn, wanted, chosen=None, lease_id=None):
-        """The filters' lease document: devices ``chosen`` (``{reservation
-        id: [(provider_id, rc, amount)]}``) or, by ``lease_id``, those the
-        lease holds."""
-        if chosen is None:
+    def _payload(self, conn, wanted, lease_id=None, carrier=None):
+        """The filters' lease document (None when no filter reads it):
+        with ``carrier`` (a ``pools.Carrier``), devices chosen for
+        ``wanted`` now, without locks (``lease_id``'s own left out), else
+        those ``lease_id`` holds."""
+        if not self.chain.filters:
+            return None
+        if carrier is None:
             chosen = calendar.lease_devices(conn, [lease_id])
+        else:
+            chosen = windows.choose(conn, _wants(wanted), wanted.start,
+                                    wanted.end, carrier,
+                                    exclude_lease=lease_id)
         shown = store.allocations_view(conn, chosen, extra=True)
         return payload.lease_payload(
             wanted.name, wanted.start, wanted.end,
@@ -117,11 +122,9 @@ class LeaseEngine:
         for r in wanted.reservations:
             r.id = uuidutils.generate_uuid()
         with db_api.reader(context) as session:
-            conn = session.connection()
-            preview = windows.choose(conn, _wants(wanted), wanted.start,
-                                     wanted.end,
-                                     pools.Carrier.of(context, project_id))
-            document = self._payload(conn, wanted, chosen=preview)
+            document = self._payload(
+                session.connection(), wanted,
+                carrier=pools.Carrier.of(context, project_id))
         try:
             self.chain.check_create(context, document, lease_id=lease_id,
                                     project_id=project_id)
@@ -162,13 +165,14 @@ class LeaseEngine:
         with db_api.writer_connection(context) as conn:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
+            # Devices first (unlocked): no room is a 409 before a 403.
+            chosen = windows.choose(conn, _wants(wanted), wanted.start,
+                                    wanted.end,
+                                    pools.Carrier.of(context, project_id))
             overs = holdings.window_overs(amounts, max(wanted.start, now),
                                           wanted.end)
             if overs:
                 raise exception.OverQuota(overs=overs)
-            chosen = windows.choose(conn, _wants(wanted), wanted.start,
-                                    wanted.end,
-                                    pools.Carrier.of(context, project_id))
             windows.check(conn, chosen, wanted.start, wanted.end)
             store.insert(conn, lease_id, project_id, context.user_id, wanted,
                          status, {r: holdings.root_id(r) for r in amounts})
@@ -203,7 +207,7 @@ class LeaseEngine:
              marker=None):
         """Views of leases (one project's, or all), newest first, at most
         ``limit`` (all: None) after the lease ``marker`` (InvalidQuery, 400,
-        if the project has none such), in a fixed number of queries."""
+        if the project has none such)."""
         if project_id is not None:
             validation.project_id(project_id)
         with db_api.reader(context) as session:
@@ -233,16 +237,10 @@ class LeaseEngine:
             current = store.request_of(conn, row)
             wanted = request_mod.parse_update(lease_id, changes, current,
                                               active, now)
-            if active:
-                preview = None
-            else:
-                preview = windows.choose(
-                    conn, _wants(wanted), wanted.start, wanted.end,
-                    pools.Carrier.lease_holder(row.project_id),
-                    exclude_lease=lease_id)
             before = self._payload(conn, current, lease_id=lease_id)
-            after = self._payload(conn, wanted, chosen=preview,
-                                  lease_id=lease_id)
+            after = self._payload(conn, wanted, lease_id=lease_id, carrier=(
+                None if active
+                else pools.Carrier.lease_holder(row.project_id)))
         self.chain.check_update(context, before, after, lease_id=lease_id,
                                 project_id=row.project_id)
         try:
@@ -266,21 +264,22 @@ class LeaseEngine:
             amounts = _amounts(wanted)
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
+            active = row.status == lease_models.ACTIVE
+            chosen = None if active else windows.choose(
+                conn, _wants(wanted), wanted.start, wanted.end,
+                pools.Carrier.lease_holder(row.project_id),
+                exclude_lease=lease_id)
             overs = holdings.window_overs(amounts, max(wanted.start, now),
                                           wanted.end, exclude_lease=lease_id)
             if overs:
                 raise exception.OverQuota(overs=overs)
-            if row.status == lease_models.ACTIVE:
+            if active:
                 windows.check(conn, calendar.lease_devices(conn, [lease_id]),
                               now, wanted.end, exclude_lease=lease_id,
                               raced=False)
                 windows.reschedule(conn, lease_id, wanted.start, wanted.end)
             else:
                 windows.forget(conn, lease_id)
-                chosen = windows.choose(
-                    conn, _wants(wanted), wanted.start, wanted.end,
-                    pools.Carrier.lease_holder(row.project_id),
-                    exclude_lease=lease_id)
                 windows.check(conn, chosen, wanted.start, wanted.end,
                               exclude_lease=lease_id)
                 windows.promise(conn, lease_id, chosen, wanted.start,
@@ -320,8 +319,9 @@ class LeaseEngine:
         Exactly once with several conductors."""
         ended = 0
         for lease_id in self._due(context, lease_models.ACTIVE, 'end_date'):
-            document, row = self._end(context, lease_id, due=True)
-            if document is not None:
+            ended_now = self._end(context, lease_id, due=True)
+            if ended_now is not None:
+                document, row = ended_now
                 ended += 1
                 lease_writeback.apply(context, lease_id)
                 events.started_or_ended(
@@ -370,14 +370,14 @@ class LeaseEngine:
     def _end(self, context, lease_id, due=False):
         """End the lease now; returns its filters' document and its row.
         ``due``: the periodic end, of an ACTIVE lease whose end has come,
-        else ``(None, row)``; otherwise an ENDED or ERROR lease is a
+        else None; otherwise an ENDED or ERROR lease is a
         LeaseConflict."""
         now = models.utcnow()
         with db_api.writer_connection(context) as conn:
             row = store.lock(conn, lease_id)
             if due and (row.status != lease_models.ACTIVE
                         or row.end_date > now):
-                return None, row
+                return None
             if row.status in _FINAL:
                 raise exception.LeaseConflict(action='end', lease_id=lease_id,
                                               status=row.status)
