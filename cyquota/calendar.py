@@ -11,9 +11,11 @@ The checks ask one question: the most that overlapping windows hold at
 any single instant of a new window. Only windows that overlap it are read
 (an index on ``(holder, resource, status, start_date)`` ranges over the
 pending windows that start before the new one ends; the active ones are
-few, bounded by limits and capacity). ``promised`` asks for the peak of
-pending windows from now on; the database computes it (a running sum over
-the windows' edges), so no window travels.
+few, bounded by limits and capacity). A pending window that overlaps
+another starts after the other's start less the longest pending window
+(each row keeps its ``span``), so the range has both ends. ``promised``
+asks for the peak of pending windows from now on; the database computes
+it (a running sum over the windows' edges), so no window travels.
 """
 
 import collections
@@ -73,13 +75,33 @@ def peak(windows, start, end=None):
     return best
 
 
-def _overlapping(table, start, end):
-    """Live rows of ``table`` whose holding overlaps ``[start, end)``: the
-    pending ones by their window, every active one (it holds until it is
-    ended, and it started before any window a check asks about ends)."""
+def _longest_pending(conn, table):
+    """The span of ``table``'s longest pending window (an index lookup)."""
+    longest = conn.execute(sa.select(sa.func.max(table.c.span)).where(
+        table.c.status == lease_models.PENDING)).scalar()
+    return datetime.timedelta(seconds=longest or 0)
+
+
+def _overlapping(conn, table, columns, conditions, start, end, lock=False):
+    """``columns`` of the live rows of ``table`` meeting ``conditions``
+    whose holding overlaps ``[start, end)``, in one query: every active
+    one (it holds until it is ended; they are few, bounded by limits and
+    capacity), and the pending ones that start in ``[start - longest,
+    end)``, an index range that no longer pending window starts before.
+    """
     c = table.c
-    return (c.status.in_(lease_models.LIVE), c.start_date < end,
-            sa.or_(c.end_date > start, c.status == lease_models.ACTIVE))
+    earliest = start - _longest_pending(conn, table)
+    pending = sa.select(*columns).where(
+        *conditions, c.status == lease_models.PENDING,
+        c.start_date >= earliest, c.start_date < end, c.end_date > start)
+    active = sa.select(*columns).where(*conditions,
+                                       c.status == lease_models.ACTIVE)
+    if lock:
+        pending = pending.with_for_update(read=True)
+        active = active.with_for_update(read=True)
+        return [row for query in (pending, active)
+                for row in conn.execute(query)]
+    return conn.execute(sa.union_all(pending, active)).all()
 
 
 def _window(row, now):
@@ -95,15 +117,15 @@ def lease_windows(conn, key, holder_id, resources, start, end,
     that overlap ``[start, end)``, in one query; ``exclude_lease``'s own
     are left out."""
     c = _reservations.c
-    query = (sa.select(c.resource, c.start_date, c.end_date, c.amount,
-                       c.status)
-             .where(c[key] == holder_id, c.resource.in_(sorted(resources)),
-                    *_overlapping(_reservations, start, end)))
+    conditions = [c[key] == holder_id, c.resource.in_(sorted(resources))]
     if exclude_lease is not None:
-        query = query.where(c.lease_id != exclude_lease)
+        conditions.append(c.lease_id != exclude_lease)
     now = timeutils.utcnow()
     found = {resource: [] for resource in resources}
-    for row in conn.execute(query):
+    for row in _overlapping(
+            conn, _reservations, (c.resource, c.start_date, c.end_date,
+                                  c.amount, c.status), conditions,
+            start, end):
         found[row.resource].append(_window(row, now))
     return found
 
@@ -114,18 +136,17 @@ def device_windows(conn, resource_classes, start, end, provider_ids=None,
     live lease allocations overlapping ``[start, end)``, in one query
     (``lock``: with shared locks, after the providers are locked)."""
     c = _allocations.c
-    query = (sa.select(c.resource_provider_id, c.resource_class, c.lease_id,
-                       c.start_date, c.end_date, c.amount, c.status)
-             .where(c.resource_class.in_(sorted(set(resource_classes))),
-                    *_overlapping(_allocations, start, end)))
+    conditions = [c.resource_class.in_(sorted(set(resource_classes)))]
     if provider_ids is not None:
-        query = query.where(
+        conditions.append(
             c.resource_provider_id.in_(sorted(set(provider_ids))))
-    if lock:
-        query = query.with_for_update(read=True)
     now = timeutils.utcnow()
     found = collections.defaultdict(list)
-    for row in conn.execute(query):
+    for row in _overlapping(
+            conn, _allocations, (c.resource_provider_id, c.resource_class,
+                                 c.lease_id, c.start_date, c.end_date,
+                                 c.amount, c.status), conditions,
+            start, end, lock=lock):
         found[row.resource_provider_id, row.resource_class].append(
             (row.lease_id, _window(row, now)))
     return found

@@ -59,6 +59,8 @@ class LeaseReservation(models.TimestampMixin, models.Base):
                  'resource', 'status', 'start_date'),
         sa.Index('lease_reservations_root_start_idx', 'root_id', 'resource',
                  'status', 'start_date'),
+        # The longest pending window (cyquota.calendar).
+        sa.Index('lease_reservations_status_span_idx', 'status', 'span'),
         sa.CheckConstraint('amount > 0', name='ck_lease_reservations_amount'),
     )
 
@@ -77,3 +79,5 @@ class LeaseReservation(models.TimestampMixin, models.Base):
     start_date = sa.Column(types.DateTime, nullable=False)
     end_date = sa.Column(types.DateTime, nullable=False)
     status = sa.Column(sa.String(16), nullable=False)
+    #: Seconds from start_date to end_date.
+    span = types.span_column()

@@ -161,6 +161,8 @@ class LeaseAllocation(models.TimestampMixin, models.Base):
                  'status', 'start_date'),
         sa.Index('lease_allocations_rc_start_idx', 'resource_class',
                  'status', 'start_date'),
+        # The longest pending window (cyquota.calendar).
+        sa.Index('lease_allocations_status_span_idx', 'status', 'span'),
         sa.Index('lease_allocations_lease_idx', 'lease_id'),
     )
 
@@ -174,3 +176,5 @@ class LeaseAllocation(models.TimestampMixin, models.Base):
     start_date = sa.Column(types.DateTime, nullable=False)
     end_date = sa.Column(types.DateTime, nullable=False)
     status = sa.Column(sa.String(16), nullable=False)
+    #: Seconds from start_date to end_date.
+    span = types.span_column()

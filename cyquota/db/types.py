@@ -1,5 +1,7 @@
 """Column types shared by every table and migration."""
 
+import datetime
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 
@@ -8,3 +10,22 @@ from sqlalchemy.dialects import mysql
 #: would let a reservation expire up to a second early.
 DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql',
                                       'mariadb')
+
+
+def seconds(start, end):
+    """A window's length in whole seconds, rounded up."""
+    return -((start - end) // datetime.timedelta(seconds=1))
+
+
+def window_span(context):
+    """The default of a calendar row's ``span``: ``seconds`` of its
+    window."""
+    row = context.get_current_parameters()
+    return seconds(row['start_date'], row['end_date'])
+
+
+def span_column():
+    """``span``: the window's length, so that the calendar bounds a read
+    of the windows overlapping another by the longest pending one."""
+    return sa.Column(sa.Integer, nullable=False, default=window_span,
+                     server_default='0')

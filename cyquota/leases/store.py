@@ -9,6 +9,7 @@ from cyquota import calendar
 from cyquota.db import lease_models
 from cyquota.db import markers
 from cyquota.db import models
+from cyquota.db import types
 from cyquota import exception
 from cyquota.leases import request as request_mod
 from cyquota.placement import providers
@@ -69,7 +70,9 @@ def change(conn, lease_id, wanted):
         _reservations.update()
         .where(_reservations.c.id == sa.bindparam('reservation_id'))
         .values(amount=sa.bindparam('new_amount'), start_date=wanted.start,
-                end_date=wanted.end, updated_at=now),
+                end_date=wanted.end, span=types.seconds(wanted.start,
+                                                        wanted.end),
+                updated_at=now),
         [{'reservation_id': r.id, 'new_amount': r.amount}
          for r in wanted.reservations])
 

@@ -31,6 +31,7 @@ from cyquota import calendar
 from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import placement_models
+from cyquota.db import types
 from cyquota import exception
 from cyquota.placement import allocations
 from cyquota.placement import capacity
@@ -41,6 +42,10 @@ _lease_allocations = placement_models.LeaseAllocation.__table__
 _device_allocations = placement_models.DeviceAllocation.__table__
 _consumers = placement_models.DeviceConsumer.__table__
 _rp = placement_models.ResourceProvider.__table__
+_inventories = placement_models.Inventory.__table__
+
+#: Providers read at a time when devices are chosen.
+PAGE = 50
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +85,7 @@ def _room(session, records, start, end, exclude_lease, lock=False):
         return {}
     held = calendar.device_windows(
         session, {rc for _p, rc in records}, start, end,
-        provider_ids={p for p, _rc in records} if lock else None, lock=lock)
+        provider_ids={p for p, _rc in records}, lock=lock)
     result = {}
     for key, record in records.items():
         active = others = 0
@@ -97,16 +102,14 @@ def _room(session, records, start, end, exclude_lease, lock=False):
     return result
 
 
-def _eligible(session, wants, provider_ids, carrier):
+def _eligible(session, wants, rules, provider_ids):
     """``{want key: [provider_id]}``: the providers (in id order) that each
-    want's ``member_of`` and the lease-pool rule (its key carried by
-    ``carrier``) allow, read at once for every want."""
+    want's ``member_of`` and its lease-pool rule (``rules``, by member
+    key) allow, read at once for every want."""
     roots = dict(session.execute(
         sa.select(_rp.c.id, _rp.c.root_provider_id)
         .where(_rp.c.id.in_(sorted(provider_ids)))).all())
     aggs = providers.aggregates_of(session, set(roots) | set(roots.values()))
-    rules = pools.rules_for(session, [want.member_key for want in wants],
-                            carrier)
     allowed = {}
     for want in wants:
         rule, member_of = rules[want.member_key], want.member_of
@@ -123,46 +126,70 @@ def _allows(rule, member_of, own, tree):
             and (member_of.required_by(own) or member_of.required_by(tree)))
 
 
+def _pages(session, resource_classes):
+    """The ids of the providers with inventory of ``resource_classes``, in
+    id order, ``PAGE`` at a time (each page one query)."""
+    after = 0
+    while True:
+        page = session.execute(
+            sa.select(_inventories.c.resource_provider_id).distinct()
+            .where(_inventories.c.resource_class.in_(
+                       sorted(resource_classes)),
+                   _inventories.c.resource_provider_id > after)
+            .order_by(_inventories.c.resource_provider_id)
+            .limit(PAGE)).scalars().all()
+        if page:
+            yield page
+        if len(page) < PAGE:
+            return
+        after = page[-1]
+
+
 def choose(session, wants, start, end, carrier, exclude_lease=None):
     """Devices for every ``Want`` over ``[start, end)``: ``{want key:
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
     (each part at most the inventory's ``max_unit``). ``carrier`` (a
-    ``pools.Carrier``) carries the wants' member keys. The inventories,
-    the overlapping lease windows and the providers' aggregates are read
-    once for all the wants.
+    ``pools.Carrier``) carries the wants' member keys.
+
+    Providers are read a page at a time, every want served from one page
+    before the next is read, which takes the same devices as reading them
+    all: a fixed number of queries while the first page has room, however
+    many devices and reservations there are.
 
     :raises NoValidAllocation: (409) not enough room.
     """
-    if not wants:
-        return {}
-    limits = capacity.load(session, resource_classes={
-        want.resource_class for want in wants}, promised=False)
-    free = _room(session, limits, start, end, exclude_lease)
-    eligible = _eligible(session, wants, {p for p, _rc in limits}, carrier)
-    taken = collections.Counter()
-    chosen = {}
+    rules = pools.rules_for(session, [want.member_key for want in wants],
+                            carrier)
+    left = {want.key: want.amount for want in wants}
+    chosen = {want.key: [] for want in wants}
+    for page in _pages(session, {want.resource_class for want in wants}):
+        if not any(left.values()):
+            break
+        limits = capacity.load(session, provider_ids=page, resource_classes={
+            want.resource_class for want in wants}, promised=False)
+        free = _room(session, limits, start, end, exclude_lease)
+        eligible = _eligible(session, wants, rules, page)
+        for want in wants:
+            for provider_id in eligible[want.key]:
+                key = (provider_id, want.resource_class)
+                if not left[want.key]:
+                    break
+                if key not in free:
+                    continue
+                part = min(left[want.key], free[key], limits[key].max_unit)
+                if part > 0:
+                    chosen[want.key].append(
+                        (provider_id, want.resource_class, part))
+                    free[key] -= part
+                    left[want.key] -= part
     for want in wants:
-        left = want.amount
-        parts = []
-        for provider_id in eligible[want.key]:
-            key = (provider_id, want.resource_class)
-            if not left:
-                break
-            if key not in free:
-                continue
-            part = min(left, free[key] - taken[key], limits[key].max_unit)
-            if part > 0:
-                parts.append((provider_id, want.resource_class, part))
-                taken[key] += part
-                left -= part
-        if left:
+        if left[want.key]:
             raise exception.NoValidAllocation(reason=(
                 'no providers have room for %s:%d from %s to %s within the '
                 'requested aggregates' % (want.resource_class, want.amount,
                                           calendar.isotime(start),
                                           calendar.isotime(end))))
-        chosen[want.key] = parts
     return chosen
 
 
@@ -217,6 +244,7 @@ def reschedule(session, lease_id, start, end):
     session.execute(_lease_allocations.update()
                     .where(_lease_allocations.c.lease_id == lease_id)
                     .values(start_date=start, end_date=end,
+                            span=types.seconds(start, end),
                             updated_at=models.utcnow()))
 
 

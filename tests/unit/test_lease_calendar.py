@@ -16,7 +16,11 @@ from cyquota import calendar
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import placement_models
+from cyquota import exception
 from cyquota import leases
+from cyquota.placement import member_of
+from cyquota.placement import pools
+from cyquota.placement import windows
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit.placement.conftest import Tree
@@ -29,7 +33,7 @@ _allocations = placement_models.LeaseAllocation.__table__
 
 #: A window: start and length in hours from START, amount, status; an
 #: active lease has started (START is now).
-windows = st.lists(st.tuples(
+calendar_rows = st.lists(st.tuples(
     st.integers(-6, 30), st.integers(1, 12), st.integers(1, 4),
     st.sampled_from(lease_models.STATUSES)).map(
         lambda w: (min(w[0], 0), *w[1:]) if w[3] == lease_models.ACTIVE
@@ -96,7 +100,7 @@ def device(ctx):
 def check_peaks_equal_the_sweep(device):
     @hypothesis.settings(max_examples=40, deadline=None,
                          suppress_health_check=list(hypothesis.HealthCheck))
-    @hypothesis.given(found=windows, start=st.integers(0, 30),
+    @hypothesis.given(found=calendar_rows, start=st.integers(0, 30),
                       hours=st.integers(1, 12))
     def run(found, start, hours):
         provider_id = _store(device, found)
@@ -187,3 +191,40 @@ def check_statements_do_not_grow_with_reservations(ctx, clock):  # noqa
 
 def test_statements_flat(sqlite_db, clock, ctx, devices):  # noqa: F811
     check_statements_do_not_grow_with_reservations(ctx, clock)
+
+
+@pytest.fixture
+def uneven(ctx):
+    """Seven devices of uneven sizes, some of them split in small parts,
+    two in an aggregate."""
+    tree = Tree(ctx)
+    for n, (total, max_unit) in enumerate(
+            [(2, 2), (5, 2), (1, 1), (8, 8), (3, 1), (6, 3), (4, 4)]):
+        tree.provider('dev%d' % n, aggs=('even',) if n % 3 == 0 else (),
+                      inventory={'FPGA': {'total': total,
+                                          'max_unit': max_unit}})
+    return tree
+
+
+@hypothesis.settings(max_examples=40, deadline=None,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(amounts=st.lists(st.tuples(st.integers(1, 9),
+                                             st.booleans()),
+                                   min_size=1, max_size=6))
+def test_a_page_at_a_time_chooses_as_all_at_once(sqlite_db, uneven,
+                                                 monkeypatch, amounts):
+    wants = [windows.Want('w%d' % n, 'FPGA', amount, member_of.parse(
+        ['in:' + uneven.aggregate('even')] if even else []))
+        for n, (amount, even) in enumerate(amounts)]
+
+    def choose():
+        with db_api.get_engine().connect() as conn:
+            try:
+                return windows.choose(conn, wants, START, START + HOUR,
+                                      pools.Carrier('p1'))
+            except exception.NoValidAllocation as refused:
+                return refused.message
+    monkeypatch.setattr(windows, 'PAGE', 1000)
+    whole = choose()
+    monkeypatch.setattr(windows, 'PAGE', 2)
+    assert choose() == whole

@@ -1,7 +1,9 @@
 """Calendar indexes that range over time (leases branch): a lease check
 reads only the windows that overlap its own, the pending ones that start
-before it ends, by level (project or tree root) or by resource class and
-provider; each takes the place of the index it extends.
+before it ends and after it starts less the longest pending window, by
+level (project or tree root) or by resource class and provider; each takes
+the place of the index it extends. Each calendar row gets its window's
+length (``span``, seconds), indexed by status for the longest.
 
 Revision ID: leases_0003
 Revises: leases_0002
@@ -9,6 +11,9 @@ Create Date: 2026-11-26
 """
 
 from alembic import op
+import sqlalchemy as sa
+
+from cyquota.db import types
 
 revision = 'leases_0003'
 down_revision = 'leases_0002'
@@ -30,7 +35,29 @@ _CHANGES = (
 )
 
 
+def _add_span(name):
+    op.add_column(name, sa.Column('span', sa.Integer, nullable=False,
+                                  server_default='0'))
+    table = sa.table(name, sa.column('id'),
+                     sa.column('start_date', types.DateTime),
+                     sa.column('end_date', types.DateTime),
+                     sa.column('span', sa.Integer))
+    conn = op.get_bind()
+    rows = conn.execute(sa.select(table.c.id, table.c.start_date,
+                                  table.c.end_date)).all()
+    if rows:
+        conn.execute(
+            table.update().where(table.c.id == sa.bindparam('row_id'))
+            .values(span=sa.bindparam('length')),
+            [{'row_id': row.id,
+              'length': types.seconds(row.start_date, row.end_date)}
+             for row in rows])
+    op.create_index(name + '_status_span_idx', name, ['status', 'span'])
+
+
 def upgrade():
+    _add_span('lease_reservations')
+    _add_span('lease_allocations')
     for table, old, new, columns in _CHANGES:
         op.create_index(new, table, columns)
         op.drop_index(old, table_name=table)
