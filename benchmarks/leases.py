@@ -19,13 +19,13 @@ Then, in another database, an admin's ``GET /v1/leases?limit=1000``
 (the WSGI app in this process) with 1,000 and with 100,000 leases (bulk
 rows, a device each), and after 50,000: within 2x, in as many queries, as
 an index serves the order and a page's parts are read for its ids at once.
+Last, creates and sweeps as the live calendar grows (``lease_calendar``).
 """
 
 import contextlib
 import datetime
 import json
 import socketserver
-import statistics
 import threading
 import time
 import uuid as uuidlib
@@ -35,6 +35,8 @@ import sqlalchemy as sa
 import webob
 
 import benchmarks
+from benchmarks import lease_calendar
+from benchmarks import lease_rows
 from cyquota.api import app
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
@@ -48,8 +50,8 @@ from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota import quota
 
-TITLE = ('Leases: create latency with filters and with ended history; '
-         'a page of the lease list')
+TITLE = ('Leases: create latency with filters, with ended history and as '
+         'the live calendar grows; sweeps; a page of the lease list')
 COLUMNS = [
     ('backend', 'backend', '{}'),
     ('case', 'case', '{}'),
@@ -57,6 +59,7 @@ COLUMNS = [
     ('p99', 'p99 ms', '{:.2f}'),
     ('ratio', 'p50 / p50 of base', '{:.2f}'),
     ('base', 'base', '{}'),
+    ('per_lease', 'ms per lease', '{:.2f}'),
     ('queries', 'queries', '{}'),
     ('check', 'books after the run', '{}'),
 ]
@@ -106,12 +109,14 @@ def run(args, progress):
         if url is not None:
             rows.extend(_measure_pages(backend, 5 if args.quick else 25,
                                        progress))
-    return rows
+    return rows + lease_calendar.run(args, progress)
 
 
 def summary(rows):
     """Lines under the table: the history and page targets, met or
-    missed."""
+    missed; then the calendar's."""
+    calendar_lines = lease_calendar.summary(rows)
+    rows = lease_calendar.others(rows)
     lines = ['  %s: no measurement (%s)' % (row['backend'], row['check'])
              for row in rows if 'p50' not in row]
     for case, target in (
@@ -126,12 +131,14 @@ def summary(rows):
             'target met' if row['ratio'] <= TARGET and not row['failed']
             else 'MISSED') for row in rows
             if row.get('case', '').startswith(case)]
-    return lines
+    return lines + calendar_lines
 
 
 def plot(rows, ax):
-    """p50 and p99 of each case, grouped by backend."""
-    measured = [r for r in rows if 'p50' in r]
+    """p50 and p99 of each case, grouped by backend; beside them, the
+    calendar's create p50 against live leases."""
+    lease_calendar.plot(rows, ax)
+    measured = [r for r in lease_calendar.others(rows) if 'p50' in r]
     labels = ['%s\n%s' % (r['backend'], r['case'].replace(
         ' ENDED', '').replace('GET /v1/leases ', '')) for r in measured]
     positions = range(len(measured))
@@ -246,34 +253,7 @@ def _add_history(provider_id, project, count, start, end, first=0):
                           for m in made])
 
 
-def _purge(lease_id):
-    """Forget an ended lease's rows, so that the histories keep their
-    size."""
-    tables = (placement_models.LeaseAllocation.__table__,
-              lease_models.LeaseReservation.__table__)
-    with db_api.get_engine().begin() as conn:
-        for table in tables:
-            conn.execute(table.delete().where(table.c.lease_id == lease_id))
-        leases_table = lease_models.Lease.__table__
-        conn.execute(leases_table.delete().where(
-            leases_table.c.id == lease_id))
-
-
-def _count(table, **where):
-    with db_api.get_engine().connect() as conn:
-        query = sa.select(sa.func.count()).select_from(table)
-        for column, value in where.items():
-            query = query.where(table.c[column] == value)
-        return conn.execute(query).scalar()
-
-
 # -- measuring ---------------------------------------------------------------
-
-def _percentiles(timings):
-    times = sorted(timings)
-    return dict(p50=statistics.median(times),
-                p99=times[min(len(times) - 1, int(len(times) * 0.99))])
-
 
 def _measure(backend, service, creates, rounds, progress):
     ctx = cyquota_context.get_admin_context()
@@ -306,7 +286,7 @@ def _measure(backend, service, creates, rounds, progress):
 
     def forget(made):
         leases.LEASES.delete(ctx, made['id'])
-        _purge(made['id'])
+        lease_rows.purge([made['id']])
 
     timings = {case: [] for case in cases}
     problems = []
@@ -330,7 +310,7 @@ def _measure(backend, service, creates, rounds, progress):
     rows = []
     for case in cases:
         rows.append(dict(backend=backend, case=case,
-                         **_percentiles(timings[case])))
+                         **lease_rows.percentiles(timings[case])))
     base = {r['case']: r['p50'] for r in rows}
     for row in rows:
         reference = (_history_case(HISTORY[0])
@@ -354,13 +334,14 @@ def _check(ctx, cases, service, before, made):
                                           'promised'))
         if counts != (0, 0, 0, 0):
             problems.append('%s holds %s' % (project, counts))
-    live = sum(_count(lease_models.Lease.__table__, status=status)
+    live = sum(lease_rows.count(lease_models.Lease.__table__,
+                                status=status)
                for status in lease_models.LIVE)
     if live:
         problems.append('%d live leases' % live)
     for size in HISTORY:
-        found = _count(lease_models.Lease.__table__,
-                       project_id='bench-history-%d' % size)
+        found = lease_rows.count(lease_models.Lease.__table__,
+                                 project_id='bench-history-%d' % size)
         if found != size:
             problems.append('history of %d has %d leases' % (size, found))
     asked = {path: n - before.get(path, 0)
@@ -409,7 +390,7 @@ def _measure_pages(backend, gets, progress):
                 problems.add('answered %s' % answer.status)
         rows.append(dict(backend=backend, case=case, base=_page_case(
             LISTED[0]), queries=len(sent), counts=queries,
-            problems=problems, **_percentiles(timings[1:])))
+            problems=problems, **lease_rows.percentiles(timings[1:])))
     for row in rows:
         row['ratio'] = row['p50'] / rows[0]['p50']
         if row.pop('counts') != {rows[0]['queries']}:

@@ -27,6 +27,9 @@ server that falls behind shows it in p99 instead of slowing the load down
 (no coordinated omission). A rate is held when every answer is right, the
 achieved rate is within 5% of the offered one and p99 is under 50 ms; the
 first rate not held ends the climb, so the run is bounded.
+
+Then device claims and lease creates with 50 and 5,000 devices, beside a
+plain reserve, on servers of their own (``device_claims``).
 """
 
 import concurrent.futures
@@ -40,22 +43,25 @@ import time
 import requests
 
 import benchmarks
+from benchmarks import device_claims
 from benchmarks import report
 from benchmarks import support
 from cyquota import context as cyquota_context
 from cyquota import quota
 
 TITLE = ('REST: one client beside the engine calls; GET /v1/quota_usages/'
-         '{id} load with 1 and 2 workers')
+         '{id} load with 1 and 2 workers; device claims by devices')
 COLUMNS = [
     ('request', 'request', '{}'),
     ('backend', 'database', '{}'),
+    ('devices', 'devices', '{:,}'),
     ('workers', 'workers', '{}'),
     ('rate', 'offered req/s', '{:.0f}'),
     ('achieved', 'achieved req/s', '{:.0f}'),
     ('requests', 'requests', '{}'),
     ('p50', 'p50 ms', '{:.2f}'),
     ('p99', 'p99 ms', '{:.2f}'),
+    ('server_p50', 'p50 - GET / ms', '{:.2f}'),
     ('check', 'check', '{}'),
 ]
 ROOT = 'GET /'
@@ -88,6 +94,7 @@ def run(args, progress):
             1, mp_context=multiprocessing.get_context('spawn')) as load:
         for backend in args.backends:
             rows.extend(_backend(backend, calls, seconds, load, progress))
+            rows.extend(device_claims.run(backend, args.quick, progress))
     return rows
 
 
@@ -298,8 +305,8 @@ def summary(rows):
     """The REST targets, each with the figures of this run."""
     lines = []
     for backend in dict.fromkeys(r['backend'] for r in rows):
-        one = {r['request']: r for r in rows
-               if r['backend'] == backend and 'rate' not in r and 'p50' in r}
+        one = {r['request']: r for r in rows if r['backend'] == backend
+               and not {'rate', 'devices'} & set(r) and 'p50' in r}
         if len(one) == 6:
             root, usage, post = one[ROOT], one[USAGE], one[RESERVE]
             for name in (DIRECT_RESERVE, PACED_RESERVE):
@@ -324,7 +331,7 @@ def summary(rows):
         lines.append(_at_250(backend, [
             r for r in rows if r['backend'] == backend
             and r.get('workers') == 2 and 'rate' in r]))
-    return lines
+    return lines + device_claims.summary(rows)
 
 
 def _at_250(backend, climb):
@@ -348,7 +355,10 @@ def _verdict(met):
 
 
 def plot(rows, ax):
-    """p50 and p99 of every measurement."""
+    """p50 and p99 of every measurement but the device claims, which are
+    drawn beside them: server time against devices."""
+    device_claims.plot(rows, ax)
+    rows = [r for r in rows if 'devices' not in r]
     report.latency_bars(ax, rows, lambda r: '%s\n%s%s' % (
         r['request'].replace('/v1/', '').replace('QUOTAS.', ''),
         r['backend'],
