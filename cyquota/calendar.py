@@ -58,7 +58,13 @@ def held_until(end, active, now=None):
 def peak(windows, start, end=None):
     """The largest sum of ``amount`` over ``windows`` (``(start, end,
     amount, ...)`` tuples, half-open) at any instant of ``[start, end)``
-    (``end`` None: from ``start`` on).
+    (``end`` None: from ``start`` on)."""
+    return peak_at(windows, start, end)[0]
+
+
+def peak_at(windows, start, end=None):
+    """``(peak, instant)``: ``peak`` and the first instant that holds it
+    (None when nothing does).
 
     A sweep over the windows' edges, in O(n log n): at one instant a window
     that ends is gone before one that begins counts (half-open windows).
@@ -69,10 +75,12 @@ def peak(windows, start, end=None):
             events.append((max(s, start), 1, amount))
             events.append((e, 0, -amount))
     held = best = 0
-    for _instant, _begins, change in sorted(events):
+    at = None
+    for instant, _begins, change in sorted(events):
         held += change
-        best = max(best, held)
-    return best
+        if held > best:
+            best, at = held, instant
+    return best, at
 
 
 def _longest_pending(conn, table):
@@ -153,10 +161,11 @@ def device_windows(conn, resource_classes, start, end, provider_ids=None,
 
 
 def _pending_peaks(conn, table, groups, conditions, now):
-    """``{group values: peak}``: the most that pending rows of ``table``
-    meeting ``conditions`` hold at one instant from ``now`` on, per
-    ``groups`` (column names), computed by the database: a running sum of
-    the windows' edges, ends before starts at one instant."""
+    """``{group values: (peak, instant)}``: the most that pending rows of
+    ``table`` meeting ``conditions`` hold at one instant from ``now`` on,
+    per ``groups`` (column names), and the first instant that holds it;
+    computed by the database: a running sum of the windows' edges, ends
+    before starts at one instant."""
     c = table.c
     where = (c.status == lease_models.PENDING, c.end_date > now) + conditions
     begins = sa.case((c.start_date < now, sa.literal(now, types.DateTime)),
@@ -170,23 +179,40 @@ def _pending_peaks(conn, table, groups, conditions, now):
                   (sa.literal(0) - c.amount).label('change')).where(*where),
     ).subquery()
     keys = [edges.c[name] for name in groups]
-    running = sa.select(*keys, sa.func.sum(edges.c.change).over(
+    running = sa.select(*keys, edges.c.at, sa.func.sum(edges.c.change).over(
         partition_by=keys, order_by=(edges.c.at, edges.c.opens),
         rows=(None, 0)).label('held')).subquery()
     keys = [running.c[name] for name in groups]
-    return {tuple(row[:-1]): int(row[-1]) for row in conn.execute(
-        sa.select(*keys, sa.func.max(running.c.held)).group_by(*keys))}
+    ranked = sa.select(*keys, running.c.held, running.c.at,
+                       sa.func.row_number().over(
+                           partition_by=keys,
+                           order_by=(running.c.held.desc(), running.c.at))
+                       .label('rank')).subquery()
+    return {tuple(row[:-2]): (int(row[-2]), _instant(row[-1]))
+            for row in conn.execute(
+                sa.select(*[ranked.c[name] for name in groups],
+                          ranked.c.held, ranked.c.at)
+                .where(ranked.c.rank == 1))}
+
+
+def _instant(value):
+    # MySQL types a CASE of a column and a parameter as text.
+    if isinstance(value, str):
+        return datetime.datetime.fromisoformat(value)
+    return value
 
 
 def promised(conn, key, holder_id, resources, now=None):
-    """``{resource: peak}`` of the pending lease reservations of one level
-    from ``now`` on (0 when none), in one query."""
+    """``{resource: (peak, instant)}`` of the pending lease reservations
+    of one level from ``now`` on (``(0, None)`` when none), in one
+    query."""
     c = _reservations.c
     peaks = _pending_peaks(
         conn, _reservations, ('resource',),
         (c[key] == holder_id, c.resource.in_(sorted(resources))),
         now or timeutils.utcnow())
-    return {resource: peaks.get((resource,), 0) for resource in resources}
+    return {resource: peaks.get((resource,), (0, None))
+            for resource in resources}
 
 
 def device_promised(conn, provider_ids, now=None):
@@ -194,10 +220,10 @@ def device_promised(conn, provider_ids, now=None):
     allocations on ``provider_ids`` from ``now`` on, in one query."""
     if not provider_ids:
         return {}
-    return _pending_peaks(
+    return {key: found[0] for key, found in _pending_peaks(
         conn, _allocations, ('resource_provider_id', 'resource_class'),
         (_allocations.c.resource_provider_id.in_(sorted(provider_ids)),),
-        now or timeutils.utcnow())
+        now or timeutils.utcnow()).items()}
 
 
 def lease_devices(conn, lease_ids):

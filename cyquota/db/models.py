@@ -58,6 +58,9 @@ class QuotaUsage(TimestampMixin, Base):
     #: ordinary reserve must leave room for it); kept by lease events.
     promised = sa.Column(sa.Integer, nullable=False, default=0,
                          server_default='0')
+    #: An instant at which pending leases hold ``promised`` (None: unknown),
+    #: so that a lease leaving elsewhere keeps it without a recount.
+    promised_at = sa.Column(types.DateTime, nullable=True)
     #: What active leases hold, part of ``used``.
     leased = sa.Column(sa.Integer, nullable=False, default=0,
                        server_default='0')
@@ -206,5 +209,6 @@ class TreeUsage(TimestampMixin, Base):
     #: As on ``quota_usages``, over every member's leases.
     promised = sa.Column(sa.BigInteger, nullable=False, default=0,
                          server_default='0')
+    promised_at = sa.Column(types.DateTime, nullable=True)
     leased = sa.Column(sa.BigInteger, nullable=False, default=0,
                        server_default='0')

@@ -361,7 +361,7 @@ class LeaseEngine:
             self._start_holding(conn, holdings, lease_id, row.project_id,
                                 row.user_id, wanted)
             store.set_status(conn, lease_id, lease_models.ACTIVE)
-            holdings.refresh(list(amounts), now)
+            holdings.release(amounts, row.start_date, row.end_date, now)
             holdings.write()
         LOG.info('Lease %s of project %s started', lease_id, row.project_id)
         return row
@@ -393,8 +393,8 @@ class LeaseEngine:
             windows.release(context, conn, lease_id)
             store.set_status(conn, lease_id, lease_models.ENDED)
             if row.status == lease_models.PENDING:
-                # It leaves the calendar's promises.
-                holdings.refresh(list(amounts), now)
+                holdings.release(list(amounts), row.start_date,
+                                 row.end_date, now)
             holdings.write()
         LOG.info('Lease %s of project %s ended', lease_id, row.project_id)
         return document, row

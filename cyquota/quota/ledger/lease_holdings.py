@@ -17,12 +17,18 @@ usage rows) and, under those locks:
   changes at lease events, and as time passes the true peak can only fall,
   so the stored value is never too small. A new pending lease can only
   raise it within its own window, so a create takes the larger of it and
-  the window's new peak (from the windows its check read); an event that
-  takes a pending lease away recomputes it (``calendar.promised``).
+  the window's new peak (from the windows its check read). The row also
+  keeps an instant that holds the peak (``promised_at``): a pending lease
+  that leaves (it starts, or ends early) outside that instant, which is
+  still to come, leaves the peak as it is; otherwise the database
+  recounts it (``calendar.promised``). So neither a create nor, most
+  often, a start reads the project's whole future.
 
 The windows come from ``cyquota.calendar``, one query per level for all
 the event's resources, whatever their number.
 """
+
+import sqlalchemy as sa
 
 from cyquota import calendar
 from cyquota.db import models
@@ -45,6 +51,8 @@ class LeaseHoldings:
         self._usages = usages
         self._touched = set()
         self._seen = {}
+        #: ``{(table name, row id): promised_at}``, read when needed.
+        self._instants = {}
 
     @classmethod
     def lock(cls, context, conn, model, project_id, resources):
@@ -113,6 +121,28 @@ class LeaseHoldings:
                     overs.append(entry)
         return overs
 
+    def _at(self, level):
+        """The instant the level's ``promised`` is held (None: unknown),
+        read for every level of the event at once (a query per table)."""
+        key = (level.table.name, level.counts.id)
+        if key not in self._instants:
+            ids = {}
+            for resource in self._usages:
+                for each in self._levels(resource):
+                    ids.setdefault(each.table, set()).add(each.counts.id)
+            for table, found in ids.items():
+                self._instants.update(
+                    ((table.name, row_id), at) for row_id, at in
+                    self._conn.execute(
+                        sa.select(table.c.id, table.c.promised_at)
+                        .where(table.c.id.in_(sorted(found)))))
+        return self._instants[key]
+
+    def _keep(self, level, peak, at):
+        self._at(level)
+        level.counts.promised = peak
+        self._instants[level.table.name, level.counts.id] = at
+
     def promise(self, amounts, start, end):
         """A new pending lease will hold ``amounts`` over ``[start, end)``
         (checked by ``window_overs`` just before): ``promised`` at every
@@ -123,9 +153,28 @@ class LeaseHoldings:
                     level.calendar_key, level.holder_id, resource]
                     if w.pending]
                 pending.append(calendar.Window(start, end, amount, True))
-                level.counts.promised = max(
-                    level.counts.promised, calendar.peak(pending, start, end))
+                peak, at = calendar.peak_at(pending, start, end)
+                if peak > level.counts.promised:
+                    self._keep(level, peak, at)
             self._touched.add(resource)
+
+    def release(self, resources, start, end, now=None):
+        """A pending lease over ``[start, end)`` of ``resources`` has left
+        the calendar (started or ended; its rows already say so). Where the
+        level's peak is held at a known instant from ``now`` on outside
+        the window, it stands; elsewhere it is recounted (``refresh``).
+        """
+        now = now or models.utcnow()
+        recount = set()
+        for resource in resources:
+            for level in self._levels(resource):
+                if not level.counts.promised:
+                    continue  # Nothing pending: nothing to give back.
+                at = self._at(level)
+                if at is None or at < now or start <= at < end:
+                    recount.add(resource)
+        if recount:
+            self.refresh(sorted(recount), now)
 
     def start(self, resource, amount, lease_id):
         """An active lease now holds ``amount``: into ``used`` and
@@ -166,7 +215,7 @@ class LeaseHoldings:
                                       {resource for resource, _l in found},
                                       now)
             for resource, level in found:
-                level.counts.promised = peaks[resource]
+                self._keep(level, *peaks[resource])
                 self._touched.add(resource)
 
     def write(self):
@@ -177,7 +226,11 @@ class LeaseHoldings:
         for resource in sorted(self._touched):
             for level in self._levels(resource):
                 table = level.table
+                values = dict(promised=level.counts.promised,
+                              leased=level.counts.leased, updated_at=now)
+                if (table.name, level.counts.id) in self._instants:
+                    values['promised_at'] = self._instants[
+                        table.name, level.counts.id]
                 self._conn.execute(
                     table.update().where(table.c.id == level.counts.id)
-                    .values(promised=level.counts.promised,
-                            leased=level.counts.leased, updated_at=now))
+                    .values(**values))

@@ -3,7 +3,8 @@ reads only the windows that overlap its own, the pending ones that start
 before it ends and after it starts less the longest pending window, by
 level (project or tree root) or by resource class and provider; each takes
 the place of the index it extends. Each calendar row gets its window's
-length (``span``, seconds), indexed by status for the longest.
+length (``span``, seconds), indexed by status for the longest; each usage
+row the instant its ``promised`` peak is held (``promised_at``).
 
 Revision ID: leases_0003
 Revises: leases_0002
@@ -56,6 +57,10 @@ def _add_span(name):
 
 
 def upgrade():
+    # Unknown until a lease event recounts the peak.
+    for table in ('quota_usages', 'tree_usages'):
+        op.add_column(table, sa.Column('promised_at', types.DateTime,
+                                       nullable=True))
     _add_span('lease_reservations')
     _add_span('lease_allocations')
     for table, old, new, columns in _CHANGES:
