@@ -244,7 +244,9 @@ def add_due(calendar_planned, batch, device_ids, now):
             conn.execute(_usages.update().where(
                 _usages.c.project_id == project_id,
                 _usages.c.resource == RESOURCE).values(
-                    promised=promised[project_id]))
+                    # The peak's instant is unknown: the next lease event
+                    # recounts it.
+                    promised=promised[project_id], promised_at=None))
 
 
 def analyze(backend):

@@ -9,7 +9,7 @@ callers get ``Window`` tuples and peaks, never rows or statuses.
 
 The checks ask one question: the most that overlapping windows hold at
 any single instant of a new window. Only windows that overlap it are read
-(an index on ``(holder, resource, status, start_date)`` ranges over the
+(an index on ``(holder, [resource,] status, start_date)`` ranges over the
 pending windows that start before the new one ends; the active ones are
 few, bounded by limits and capacity). A pending window that overlaps
 another starts after the other's start less the longest pending window
@@ -138,16 +138,14 @@ def lease_windows(conn, key, holder_id, resources, start, end,
     return found
 
 
-def device_windows(conn, resource_classes, start, end, provider_ids=None,
+def device_windows(conn, resource_classes, start, end, provider_ids,
                    lock=False):
     """``{(provider_id, resource_class): [(lease_id, Window)]}`` of the
     live lease allocations overlapping ``[start, end)``, in one query
     (``lock``: with shared locks, after the providers are locked)."""
     c = _allocations.c
-    conditions = [c.resource_class.in_(sorted(set(resource_classes)))]
-    if provider_ids is not None:
-        conditions.append(
-            c.resource_provider_id.in_(sorted(set(provider_ids))))
+    conditions = [c.resource_provider_id.in_(sorted(set(provider_ids))),
+                  c.resource_class.in_(sorted(set(resource_classes)))]
     now = timeutils.utcnow()
     found = collections.defaultdict(list)
     for row in _overlapping(

@@ -155,11 +155,9 @@ class LeaseAllocation(models.TimestampMixin, models.Base):
 
     __tablename__ = 'lease_allocations'
     __table_args__ = (
-        # The calendar's reads: live windows that start before a new one
-        # ends, of given providers or of a resource class.
+        # The calendar's reads: live windows of given providers that start
+        # before a new one ends.
         sa.Index('lease_allocations_rp_start_idx', 'resource_provider_id',
-                 'status', 'start_date'),
-        sa.Index('lease_allocations_rc_start_idx', 'resource_class',
                  'status', 'start_date'),
         # The longest pending window (cyquota.calendar).
         sa.Index('lease_allocations_status_span_idx', 'status', 'span'),

@@ -121,7 +121,8 @@ def check_peaks_equal_the_sweep(device):
                                          begin, end)['FPGA']
             assert _overlapping(got, begin, end) == want
             got = [w for _lease, w in calendar.device_windows(
-                conn, {'FPGA'}, begin, end).get((provider_id, 'FPGA'), [])]
+                conn, {'FPGA'}, begin, end, {provider_id}).get(
+                    (provider_id, 'FPGA'), [])]
             assert _overlapping(got, begin, end) == want
             # Every active one too: its devices count in ``used``.
             assert sum(not w.pending for w in got) == sum(

@@ -131,15 +131,14 @@ class LeaseHoldings:
                 for each in self._levels(resource):
                     ids.setdefault(each.table, set()).add(each.counts.id)
             for table, found in ids.items():
-                self._instants.update(
-                    ((table.name, row_id), at) for row_id, at in
-                    self._conn.execute(
+                for row_id, at in self._conn.execute(
                         sa.select(table.c.id, table.c.promised_at)
-                        .where(table.c.id.in_(sorted(found)))))
+                        .where(table.c.id.in_(sorted(found)))):
+                    # What this event has set already stands.
+                    self._instants.setdefault((table.name, row_id), at)
         return self._instants[key]
 
     def _keep(self, level, peak, at):
-        self._at(level)
         level.counts.promised = peak
         self._instants[level.table.name, level.counts.id] = at
 

@@ -1,7 +1,7 @@
 """Calendar indexes that range over time (leases branch): a lease check
 reads only the windows that overlap its own, the pending ones that start
 before it ends and after it starts less the longest pending window, by
-level (project or tree root) or by resource class and provider; each takes
+level (project or tree root) or by provider; each takes
 the place of the index it extends. Each calendar row gets its window's
 length (``span``, seconds), indexed by status for the longest; each usage
 row the instant its ``promised`` peak is held (``promised_at``).
@@ -66,5 +66,3 @@ def upgrade():
     for table, old, new, columns in _CHANGES:
         op.create_index(new, table, columns)
         op.drop_index(old, table_name=table)
-    op.create_index('lease_allocations_rc_start_idx', 'lease_allocations',
-                    ['resource_class', 'status', 'start_date'])
