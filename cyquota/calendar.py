@@ -20,6 +20,7 @@ it (a running sum over the windows' edges), so no window travels.
 
 import collections
 import datetime
+import functools
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -158,16 +159,18 @@ def device_windows(conn, resource_classes, start, end, provider_ids,
     return found
 
 
-def _pending_peaks(conn, table, groups, conditions, now):
-    """``{group values: (peak, instant)}``: the most that pending rows of
-    ``table`` meeting ``conditions`` hold at one instant from ``now`` on,
-    per ``groups`` (column names), and the first instant that holds it;
-    computed by the database: a running sum of the windows' edges, ends
-    before starts at one instant."""
+@functools.lru_cache(maxsize=None)
+def _peaks_statement(table, groups, equal, within):
+    """The statement of ``_pending_peaks``, built once per shape: bound
+    ``now``, ``<column>`` for each of ``equal`` and an expanding
+    ``<column>_in`` for each of ``within``."""
     c = table.c
-    where = (c.status == lease_models.PENDING, c.end_date > now) + conditions
-    begins = sa.case((c.start_date < now, sa.literal(now, types.DateTime)),
-                     else_=c.start_date)
+    now = sa.bindparam('now', type_=types.DateTime)
+    where = ([c.status == lease_models.PENDING, c.end_date > now]
+             + [c[name] == sa.bindparam(name) for name in equal]
+             + [c[name].in_(sa.bindparam(name + '_in', expanding=True))
+                for name in within])
+    begins = sa.case((c.start_date < now, now), else_=c.start_date)
     columns = [c[name] for name in groups]
     edges = sa.union_all(
         sa.select(*columns, begins.label('at'), sa.literal(1).label('opens'),
@@ -186,11 +189,25 @@ def _pending_peaks(conn, table, groups, conditions, now):
                            partition_by=keys,
                            order_by=(running.c.held.desc(), running.c.at))
                        .label('rank')).subquery()
+    return (sa.select(*[ranked.c[name] for name in groups], ranked.c.held,
+                      ranked.c.at).where(ranked.c.rank == 1))
+
+
+def _pending_peaks(conn, table, groups, now, equal=None, within=None):
+    """``{group values: (peak, instant)}``: the most that pending rows of
+    ``table`` hold at one instant from ``now`` on, per ``groups`` (column
+    names), and the first instant that holds it, of the rows whose columns
+    ``equal`` (``{column: value}``) and are ``within`` (``{column:
+    values}``); computed by the database: a running sum of the windows'
+    edges, ends before starts at one instant."""
+    equal, within = equal or {}, within or {}
+    statement = _peaks_statement(table, groups, tuple(sorted(equal)),
+                                 tuple(sorted(within)))
+    params = dict(equal, now=now)
+    params.update((name + '_in', sorted(values))
+                  for name, values in within.items())
     return {tuple(row[:-2]): (int(row[-2]), _instant(row[-1]))
-            for row in conn.execute(
-                sa.select(*[ranked.c[name] for name in groups],
-                          ranked.c.held, ranked.c.at)
-                .where(ranked.c.rank == 1))}
+            for row in conn.execute(statement, params)}
 
 
 def _instant(value):
@@ -204,11 +221,9 @@ def promised(conn, key, holder_id, resources, now=None):
     """``{resource: (peak, instant)}`` of the pending lease reservations
     of one level from ``now`` on (``(0, None)`` when none), in one
     query."""
-    c = _reservations.c
-    peaks = _pending_peaks(
-        conn, _reservations, ('resource',),
-        (c[key] == holder_id, c.resource.in_(sorted(resources))),
-        now or timeutils.utcnow())
+    peaks = _pending_peaks(conn, _reservations, ('resource',),
+                           now or timeutils.utcnow(), equal={key: holder_id},
+                           within={'resource': resources})
     return {resource: peaks.get((resource,), (0, None))
             for resource in resources}
 
@@ -220,8 +235,8 @@ def device_promised(conn, provider_ids, now=None):
         return {}
     return {key: found[0] for key, found in _pending_peaks(
         conn, _allocations, ('resource_provider_id', 'resource_class'),
-        (_allocations.c.resource_provider_id.in_(sorted(provider_ids)),),
-        now or timeutils.utcnow()).items()}
+        now or timeutils.utcnow(),
+        within={'resource_provider_id': provider_ids}).items()}
 
 
 def lease_devices(conn, lease_ids):

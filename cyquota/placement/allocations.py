@@ -4,6 +4,10 @@
 rules of ``candidates`` and ``pools``) and writes it atomically; ``free``
 gives everything a consumer holds back. A consumer holds at most one claim.
 
+The candidate is read a page of trees at a time
+(``claim_candidates``), in a fixed number of statements whatever the
+number of devices.
+
 Concurrency: the candidate search reads without locks. The claim then
 locks the chosen providers (in id order, so claimers queue rather than
 deadlock), re-reads their inventories and allocations with locking reads
@@ -11,7 +15,10 @@ deadlock), re-reads their inventories and allocations with locking reads
 only if the candidate still fits; otherwise it raises AllocationRaced, a
 DBDeadlock, so that the whole transaction is retried with a fresh view.
 Allocations are only ever written while their providers are locked, so two
-claims can never together exceed a device's capacity.
+claims can never together exceed a device's capacity. On SQLite, where
+every transaction holds the database's write lock from its BEGIN
+(``db.engine_tuning``), the search itself read the latest rows under that
+lock: there is nothing to lock or read again.
 
 Transactions: called inside a caller's transaction (the ledger's reserve),
 ``claim`` and ``free`` join it, and the caller's ``db_api.retry_on_conflict``
@@ -25,8 +32,8 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import placement_models
 from cyquota import exception
-from cyquota.placement import candidates
 from cyquota.placement import capacity
+from cyquota.placement import claim_candidates
 from cyquota.placement import pools
 from cyquota.placement import providers
 from cyquota.placement import request as request_mod
@@ -57,19 +64,35 @@ def _check_id(name, value, optional=False):
                                        'characters, got %r' % (name, value))
 
 
-def _by_uuid(session, rows):
+def _shaped(rows, uuids):
     """``{provider uuid: {"resources": {rc: amount}}}`` of allocation rows
-    ``(provider_id, resource_class, used)``."""
-    rows = list(rows)
-    uuids = dict(session.execute(
-        sa.select(_rp.c.id, _rp.c.uuid)
-        .where(_rp.c.id.in_(sorted({row[0] for row in rows})))).all())
+    ``(provider_id, resource_class, used)``, ``uuids`` by provider id."""
     result = {}
     for provider_id, rc, used in rows:
         resources = result.setdefault(uuids[provider_id],
                                       {'resources': {}})['resources']
         resources[rc] = resources.get(rc, 0) + used
     return result
+
+
+def _by_uuid(session, rows):
+    """``_shaped`` allocation rows, their providers' uuids read."""
+    rows = list(rows)
+    return _shaped(rows, dict(session.execute(
+        sa.select(_rp.c.id, _rp.c.uuid)
+        .where(_rp.c.id.in_(sorted({row[0] for row in rows})))).all()))
+
+
+def _check_fresh(session, rows):
+    """Lock the providers of allocation ``rows`` and raise AllocationRaced
+    unless the rows still fit, read again under the locks."""
+    provider_ids = {row[0] for row in rows}
+    providers.lock_ids(session, provider_ids)
+    fresh = capacity.load(session, provider_ids=provider_ids, lock=True)
+    for provider_id, rc, amount in rows:
+        record = fresh.get((provider_id, rc))
+        if record is None or not record.fits_total(amount):
+            raise AllocationRaced()
 
 
 def _claim(context, consumer_id, project_id, request, user_id):
@@ -85,31 +108,27 @@ def _claim(context, consumer_id, project_id, request, user_id):
             raise exception.ConsumerExists(consumer_id=consumer_id)
         rule = pools.rule_for(session, request.member_keys,
                               pools.Carrier.of(context, project_id))
-        chosen = next(candidates.iter_allocation_requests(
-            session, request, rule), None)
-        if chosen is None:
+        found = claim_candidates.first(session, request, rule)
+        if found is None:
             raise exception.NoValidAllocation(reason=(
                 'no providers have room for %s within the requested '
                 'aggregates' % ', '.join(
                     '%s:%d' % item for item in sorted(
                         request.totals().items()))))
-        providers.lock_ids(session, chosen.allocations)
-        fresh = capacity.load(session, provider_ids=chosen.allocations,
-                              lock=True)
+        chosen, uuids = found
         rows = [(provider_id, rc, amount)
                 for provider_id, resources in sorted(
                     chosen.allocations.items())
                 for rc, amount in sorted(resources.items())]
-        for provider_id, rc, amount in rows:
-            record = fresh.get((provider_id, rc))
-            if record is None or not record.fits_total(amount):
-                raise AllocationRaced()
+        if session.dialect.name != 'sqlite':
+            # SQLite's search read under the write lock: it is fresh.
+            _check_fresh(session, rows)
         session.execute(_allocations.insert(), [
             {'resource_provider_id': provider_id, 'consumer_id': consumer_id,
              'resource_class': rc, 'used': amount}
             for provider_id, rc, amount in rows])
-        providers.bump(session, chosen.allocations)
-        return _by_uuid(session, rows)
+        providers.bump(session, uuids)
+        return _shaped(rows, uuids)
 
 
 def _free(context, consumer_id):

@@ -21,7 +21,10 @@ Placement's search (microversion 1.39), over what one transaction reads:
    numbered groups on distinct providers and the summed amounts still fit.
 
 Candidates come in a stable order (anchors, then providers, by creation),
-so a claim that takes the first one packs devices in provider order.
+so a claim that takes the first one packs devices in provider order. The
+search reads every provider of the requested classes (a ``Snapshot``); a
+claim reads them a page of trees at a time (``claim_candidates``), and
+the same rules (``from_snapshot``) decide on what either read.
 """
 
 import collections
@@ -57,38 +60,41 @@ class AllocationRequest:
     mappings: dict
 
 
-class _Snapshot:
-    """The providers with inventory of the requested classes, their roots,
-    aggregates and sharing anchors."""
+class Snapshot:
+    """What the rules read: capacity records of the providers (of the
+    requested classes) that may serve, their roots, the anchors each may
+    serve, and the aggregates of both.
 
-    def __init__(self, session, resource_classes):
-        self.records = capacity.load(session,
-                                     resource_classes=resource_classes)
-        provider_ids = {provider_id for provider_id, _rc in self.records}
-        self.root = dict(session.execute(
+    :ivar records: ``{(provider_id, rc): capacity.Capacity}``.
+    :ivar root: ``{provider_id: root provider id}``.
+    :ivar anchors: ``{provider_id: set(anchor ids)}``: its root, and for a
+        sharing provider every tree it serves.
+    :ivar aggregates: ``{provider_id: frozenset(aggregate uuids)}`` of the
+        providers and the anchors.
+    """
+
+    def __init__(self, records, root, anchors, aggregates):
+        self.records = records
+        self.root = root
+        self.anchors = anchors
+        self.aggregates = aggregates
+
+    @classmethod
+    def read(cls, session, resource_classes):
+        """Every provider with inventory of ``resource_classes``."""
+        records = capacity.load(session, resource_classes=resource_classes)
+        provider_ids = {provider_id for provider_id, _rc in records}
+        root = dict(session.execute(
             sa.select(_rp.c.id, _rp.c.root_provider_id)
             .where(_rp.c.id.in_(sorted(provider_ids)))).all())
         sharing = traits.sharing_providers(session) & provider_ids
-        self.anchors = {provider_id: {self.root[provider_id]}
-                        for provider_id in provider_ids}
-        for provider_id, anchor in self._sharing_anchors(session, sharing):
-            self.anchors[provider_id].add(anchor)
-        involved = set(self.root.values()).union(*self.anchors.values())
-        self.aggregates = providers.aggregates_of(
-            session, provider_ids | involved)
-
-    @staticmethod
-    def _sharing_anchors(session, sharing):
-        if not sharing:
-            return []
-        mine = _provider_aggs.alias('mine')
-        other = _provider_aggs.alias('other')
-        return session.execute(
-            sa.select(mine.c.resource_provider_id, _rp.c.root_provider_id)
-            .join(other, other.c.aggregate_id == mine.c.aggregate_id)
-            .join(_rp, _rp.c.id == other.c.resource_provider_id)
-            .where(mine.c.resource_provider_id.in_(sorted(sharing)))
-            .distinct()).all()
+        anchors = {provider_id: {root[provider_id]}
+                   for provider_id in provider_ids}
+        for provider_id, anchor in sharing_anchors(session, sharing):
+            anchors[provider_id].add(anchor)
+        involved = set(root.values()).union(*anchors.values())
+        return cls(records, root, anchors, providers.aggregates_of(
+            session, provider_ids | involved))
 
     def aggs(self, provider_id):
         return self.aggregates.get(provider_id, frozenset())
@@ -97,6 +103,21 @@ class _Snapshot:
         return sorted(provider_id for (provider_id, inv_rc), record
                       in self.records.items()
                       if inv_rc == rc and record.fits(amount))
+
+
+def sharing_anchors(session, sharing):
+    """``(sharing provider id, anchor)`` pairs: the roots of the trees with
+    a provider in an aggregate of one of the providers ``sharing``."""
+    if not sharing:
+        return []
+    mine = _provider_aggs.alias('mine')
+    other = _provider_aggs.alias('other')
+    return session.execute(
+        sa.select(mine.c.resource_provider_id, _rp.c.root_provider_id)
+        .join(other, other.c.aggregate_id == mine.c.aggregate_id)
+        .join(_rp, _rp.c.id == other.c.resource_provider_id)
+        .where(mine.c.resource_provider_id.in_(sorted(sharing)))
+        .distinct()).all()
 
 
 def _numbered_picks(snap, group, allowed):
@@ -152,9 +173,14 @@ def _unnumbered_picks(snap, group, allowed):
 
 def iter_allocation_requests(session, request, pool_rule):
     """Generate the request's candidates (AllocationRequest), without
-    duplicates, in a stable order."""
-    snap = _Snapshot(session, set(request.totals()))
+    duplicates, in a stable order, from every provider of its classes."""
+    return from_snapshot(Snapshot.read(session, set(request.totals())),
+                         request, pool_rule)
 
+
+def from_snapshot(snap, request, pool_rule):
+    """Generate the candidates whose providers and anchor ``snap`` holds
+    (AllocationRequest), without duplicates, in a stable order."""
     def allowed(provider_id):
         return pool_rule.allows(snap.aggs(provider_id),
                                 snap.aggs(snap.root[provider_id]))

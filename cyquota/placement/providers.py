@@ -225,10 +225,11 @@ def write(context, uuid, generation, change, reader):
     :raises ConcurrentUpdate: (409) ``generation`` is stale.
     """
     with db_api.writer(context) as session:
-        provider_id, _current = lock(session, uuid, generation)
+        provider_id, current = lock(session, uuid, generation)
         change(session, provider_id)
-        new_generation = bump(session, [provider_id])[provider_id]
-        return new_generation, reader(session, provider_id)
+        bump(session, [provider_id])
+        # Locked: nobody else moved it.
+        return current + 1, reader(session, provider_id)
 
 
 def lock(session, uuid, generation=None):
@@ -260,10 +261,7 @@ def lock_ids(session, provider_ids):
 
 
 def bump(session, provider_ids):
-    """Increment the generation of (locked) providers; returns
-    ``{provider_id: new generation}``."""
-    ids = sorted(set(provider_ids))
-    session.execute(_rp.update().where(_rp.c.id.in_(ids)).values(
-        generation=_rp.c.generation + 1))
-    return dict(session.execute(
-        sa.select(_rp.c.id, _rp.c.generation).where(_rp.c.id.in_(ids))).all())
+    """Increment the generation of (locked) providers."""
+    session.execute(_rp.update().where(
+        _rp.c.id.in_(sorted(set(provider_ids)))).values(
+            generation=_rp.c.generation + 1))

@@ -1,0 +1,99 @@
+"""Device claims on PostgreSQL and MariaDB: as many statements for 50 as
+for 500 devices, the same first candidate as the full search, and a claim
+that loses the race for its devices retried (where, unlike SQLite, the
+search reads without holding the database)."""
+
+from oslo_db import exception as db_exc
+import pytest
+
+from cyquota.conf import CONF
+from cyquota.db import api as db_api
+from cyquota import exception
+from cyquota.placement import allocations
+from cyquota.placement import candidates
+from cyquota.placement import claim_candidates
+from cyquota.placement import providers
+from cyquota.placement import request
+from tests.unit.placement import conftest
+from tests.unit.placement.test_allocations import devices  # noqa: F401
+from tests.unit.placement import test_claim_candidates as claims
+
+
+@pytest.fixture
+def tree(backend, ctx):
+    """An empty provider tree on the server."""
+    return conftest.Tree(ctx)
+
+
+def test_claims_in_as_many_statements_for_50_and_500_devices(backend, ctx):
+    # As on SQLite, then the chosen providers locked, their inventories,
+    # allocations and pending lease peaks read again under the locks.
+    share = 'FOR SHARE'
+    assert claims.statements_of_claims(ctx) == [
+        'INSERT device_consumers',
+        'SELECT aggregate_metadata placement_aggregates',
+        'SELECT device_allocations provider_aggregates provider_inventories'
+        ' provider_traits resource_providers',
+        'SELECT placement_aggregates provider_aggregates',
+        'SELECT lease_allocations',
+        'SELECT resource_providers FOR UPDATE',
+        'SELECT device_allocations ' + share,
+        'SELECT provider_inventories ' + share,
+        'SELECT lease_allocations',
+        'INSERT device_allocations', 'UPDATE resource_providers']
+
+
+def test_the_first_candidate_is_the_full_searchs(backend, ctx):
+    claims.build(claims.devices(30, per_node=3), pool=True)
+    taken = 0
+    for params in ({'resources': 'FPGA:1'},
+                   {'resources': 'FPGA:1', 'member_of': claims.AGGREGATES[1]},
+                   {'resources': 'FPGA:1',
+                    'member_of': '!' + claims.AGGREGATES[0]},
+                   {'resources1': 'FPGA:1', 'resources2': 'FPGA:1',
+                    'group_policy': 'isolate'},
+                   {'resources': 'FPGA:1', 'member_key': claims.POOL_KEY},
+                   # A key no pool holds: no device.
+                   {'resources': 'FPGA:1', 'member_key': 'reservation:x'}):
+        for _ in range(3):
+            chosen = claims.check_first(ctx, request.from_params(params))
+            if chosen is not None:
+                claims.take(chosen, 'taken-%d' % taken)
+                taken += 1
+    assert taken > 5
+
+
+def _stale_search(devices, monkeypatch):  # noqa: F811
+    """Make the search offer dev1 although it is full: what a search that
+    ran just before a concurrent claim committed would see."""
+    allocations.claim(devices.ctx, 'vm-0', 'p',
+                      request.from_params({'resources1': 'FPGA:1'}))
+    dev1 = providers.get(devices.ctx, devices.rp['dev1'])
+    stale = candidates.AllocationRequest({dev1.id: {'FPGA': 1}},
+                                         {'': [dev1.id]})
+    monkeypatch.setattr(claim_candidates, 'first',
+                        lambda *args: (stale, {dev1.id: dev1.uuid}))
+
+
+def test_a_lost_race_retries_the_callers_transaction(
+        devices, monkeypatch):  # noqa: F811
+    _stale_search(devices, monkeypatch)
+    one = request.from_params({'resources': 'FPGA:1'})
+    with pytest.raises(allocations.AllocationRaced) as caught:
+        with db_api.writer(devices.ctx):
+            allocations.claim(devices.ctx, 'vm-1', 'p', one)
+    assert isinstance(caught.value, db_exc.DBDeadlock)
+    assert allocations.usages(devices.ctx, devices.rp['dev1'])[1] == {
+        'FPGA': 1}
+
+
+def test_a_claim_alone_retries_then_gives_up(
+        devices, monkeypatch):  # noqa: F811
+    _stale_search(devices, monkeypatch)
+    CONF.set_override('db_max_retries', 2, 'quota')
+    with pytest.raises(exception.NoValidAllocation) as caught:
+        allocations.claim(devices.ctx, 'vm-1', 'p',
+                          request.from_params({'resources': 'FPGA:1'}))
+    assert 'concurrent claims' in caught.value.message
+    assert allocations.get_for_consumer(devices.ctx, 'vm-1')[
+        'project_id'] is None
