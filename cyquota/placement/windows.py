@@ -44,8 +44,9 @@ _consumers = placement_models.DeviceConsumer.__table__
 _rp = placement_models.ResourceProvider.__table__
 _inventories = placement_models.Inventory.__table__
 
-#: Providers read at a time when devices are chosen.
-PAGE = 50
+#: Providers of the first page read when devices are chosen; each next
+#: page is twice the last.
+PAGE = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,8 +129,9 @@ def _allows(rule, member_of, own, tree):
 
 def _pages(session, resource_classes):
     """The ids of the providers with inventory of ``resource_classes``, in
-    id order, ``PAGE`` at a time (each page one query)."""
-    after = 0
+    id order, a page at a time (each one query): ``PAGE``, then twice as
+    many each time, as the first pages seldom lack room."""
+    after, size = 0, PAGE
     while True:
         page = session.execute(
             sa.select(_inventories.c.resource_provider_id).distinct()
@@ -137,12 +139,12 @@ def _pages(session, resource_classes):
                        sorted(resource_classes)),
                    _inventories.c.resource_provider_id > after)
             .order_by(_inventories.c.resource_provider_id)
-            .limit(PAGE)).scalars().all()
+            .limit(size)).scalars().all()
         if page:
             yield page
-        if len(page) < PAGE:
+        if len(page) < size:
             return
-        after = page[-1]
+        after, size = page[-1], size * 2
 
 
 def choose(session, wants, start, end, carrier, exclude_lease=None):
@@ -155,7 +157,8 @@ def choose(session, wants, start, end, carrier, exclude_lease=None):
     Providers are read a page at a time, every want served from one page
     before the next is read, which takes the same devices as reading them
     all: a fixed number of queries while the first page has room, however
-    many devices and reservations there are.
+    many devices and reservations there are (and of windows: only the
+    page's providers' are read).
 
     :raises NoValidAllocation: (409) not enough room.
     """
