@@ -312,11 +312,5 @@ def plot(rows, ax):
                             and row['request'] == name)
             curve.plot(*zip(*points), marker='o', label='%s, %s' % (
                 backend, name.replace('POST /v1/', '')))
-    curve.set_xscale('log')
-    sizes = sorted({row['devices'] for row in rows})
-    curve.set_xticks(sizes, [format(size, ',') for size in sizes])
-    curve.minorticks_off()
-    curve.set_ylim(bottom=0)
-    curve.set_xlabel('devices')
-    curve.set_ylabel('server time (p50 - GET /), ms')
-    curve.legend(fontsize=6)
+    report.sizes_axis(curve, [row['devices'] for row in rows], 'devices',
+                      'server time (p50 - GET /), ms')

@@ -39,6 +39,7 @@ import time
 import benchmarks
 from benchmarks import lease_fill
 from benchmarks import lease_rows
+from benchmarks import report
 from cyquota import context as cyquota_context
 from cyquota.db import lease_models
 from cyquota.db import models
@@ -351,11 +352,5 @@ def plot(rows, ax):
                     and row['reservations'] == MANY], marker='x',
                    linestyle='', color=line.get_color(),
                    label='%s, %d reservations' % (backend, MANY))
-    curve.set_xscale('log')
-    sizes = sorted({row['live'] for row in rows})
-    curve.set_xticks(sizes, [format(size, ',') for size in sizes])
-    curve.minorticks_off()
-    curve.set_ylim(bottom=0)
-    curve.set_xlabel('live leases')
-    curve.set_ylabel('LEASES.create p50, ms')
-    curve.legend(fontsize=6)
+    report.sizes_axis(curve, [row['live'] for row in rows], 'live leases',
+                      'LEASES.create p50, ms')

@@ -238,3 +238,16 @@ def latency_bars(ax, rows, label, ylabel):
     ax.set_xticks(list(x), [label(r) for r in rows], fontsize=7)
     ax.set_ylabel(ylabel)
     ax.legend()
+
+
+def sizes_axis(ax, sizes, xlabel, ylabel):
+    """Dress ``ax`` as a curve against ``sizes`` (a log scale labelled
+    with the sizes themselves), from zero up."""
+    sizes = sorted(set(sizes))
+    ax.set_xscale('log')
+    ax.set_xticks(sizes, [format(size, ',') for size in sizes])
+    ax.minorticks_off()
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=6)
