@@ -98,7 +98,8 @@ def _longest_pending(conn, table):
 def _overlapping(conn, table, columns, conditions, start, end, index,
                  lock=False):
     """``columns`` of the live rows of ``table`` meeting ``conditions``
-    whose holding overlaps ``[start, end)``, in one query: every active
+    whose holding overlaps ``[start, end)``, in two queries (the longest
+    pending span, then the rows; one more when locking): every active
     one (it holds until it is ended; they are few, bounded by limits and
     capacity), and the pending ones that start in ``[start - longest,
     end)``, an index range that no longer pending window starts before.
@@ -110,8 +111,8 @@ def _overlapping(conn, table, columns, conditions, start, end, index,
         c.start_date >= earliest, c.start_date < end, c.end_date > start)
     active = sa.select(*columns).where(*conditions,
                                        c.status == lease_models.ACTIVE)
-    # MariaDB's planner takes the (status, span) index for a large
-    # calendar, and scans every pending row; named, it ranges.
+    # Named on MariaDB, as the lease list names its own: a plan chosen from
+    # statistics cannot leave the index that ranges.
     for dialect in ('mysql', 'mariadb'):
         pending = pending.with_hint(table, 'FORCE INDEX (%s)' % index,
                                     dialect)
@@ -134,8 +135,8 @@ def lease_windows(conn, key, holder_id, resources, start, end,
                   exclude_lease=None):
     """``{resource: [Window]}`` of the live lease reservations of one
     level (``key``: ``project_id`` or ``root_id``, and its ``holder_id``)
-    that overlap ``[start, end)``, in one query; ``exclude_lease``'s own
-    are left out."""
+    that overlap ``[start, end)`` (``_overlapping``); ``exclude_lease``'s
+    own are left out."""
     c = _reservations.c
     conditions = [c[key] == holder_id, c.resource.in_(sorted(resources))]
     if exclude_lease is not None:
@@ -153,8 +154,9 @@ def lease_windows(conn, key, holder_id, resources, start, end,
 def device_windows(conn, resource_classes, start, end, provider_ids,
                    lock=False):
     """``{(provider_id, resource_class): [(lease_id, Window)]}`` of the
-    live lease allocations overlapping ``[start, end)``, in one query
-    (``lock``: with shared locks, after the providers are locked)."""
+    live lease allocations of ``provider_ids`` overlapping ``[start,
+    end)`` (``_overlapping``; ``lock``: with shared locks, after the
+    providers are locked)."""
     c = _allocations.c
     conditions = [c.resource_provider_id.in_(sorted(set(provider_ids))),
                   c.resource_class.in_(sorted(set(resource_classes)))]
