@@ -32,6 +32,8 @@ from cyquota.db import types
 _reservations = lease_models.LeaseReservation.__table__
 _allocations = placement_models.LeaseAllocation.__table__
 
+#: No date before this one is stored (MySQL's DATETIME starts there).
+_CALENDAR_BEGINS = datetime.datetime(1000, 1, 1)
 # The least time a holding lasts past now.
 _INSTANT = datetime.timedelta(microseconds=1)
 
@@ -88,11 +90,16 @@ def peak_at(windows, start, end=None):
     return best, at
 
 
-def _longest_pending(conn, table):
-    """The span of ``table``'s longest pending window (an index lookup)."""
+def _since(conn, table, start):
+    """The conditions of the pending windows that may overlap ``start``:
+    those that start after ``start`` less the span of ``table``'s longest
+    pending window (an index lookup); none when that reaches before the
+    calendar (a window to the year 9999)."""
     longest = conn.execute(sa.select(sa.func.max(table.c.span)).where(
-        table.c.status == lease_models.PENDING)).scalar()
-    return datetime.timedelta(seconds=longest or 0)
+        table.c.status == lease_models.PENDING)).scalar() or 0
+    if longest >= (start - _CALENDAR_BEGINS).total_seconds():
+        return ()
+    return (table.c.start_date >= start - datetime.timedelta(seconds=longest),)
 
 
 def _overlapping(conn, table, columns, conditions, start, end, index,
@@ -105,10 +112,9 @@ def _overlapping(conn, table, columns, conditions, start, end, index,
     end)``, an index range that no longer pending window starts before.
     """
     c = table.c
-    earliest = start - _longest_pending(conn, table)
     pending = sa.select(*columns).where(
         *conditions, c.status == lease_models.PENDING,
-        c.start_date >= earliest, c.start_date < end, c.end_date > start)
+        *_since(conn, table, start), c.start_date < end, c.end_date > start)
     active = sa.select(*columns).where(*conditions,
                                        c.status == lease_models.ACTIVE)
     # Named on MariaDB, as the lease list names its own: a plan chosen from

@@ -27,5 +27,6 @@ def window_span(context):
 def span_column():
     """``span``: the window's length, so that the calendar bounds a read
     of the windows overlapping another by the longest pending one."""
-    return sa.Column(sa.Integer, nullable=False, default=window_span,
+    # Seconds to a date decades ahead pass 32 bits.
+    return sa.Column(sa.BigInteger, nullable=False, default=window_span,
                      server_default='0')

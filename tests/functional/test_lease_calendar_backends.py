@@ -19,3 +19,7 @@ def test_statements_flat(backend, clock, ctx, devices):  # noqa: F811
 
 def test_promised_stays_exact(backend, clock, ctx):  # noqa: F811
     test_lease_calendar.check_promised_stays_exact(ctx, clock)
+
+
+def test_far_windows(backend, clock, ctx, devices):  # noqa: F811
+    test_lease_calendar.check_windows_to_the_end_of_time(ctx)

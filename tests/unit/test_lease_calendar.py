@@ -256,6 +256,27 @@ def test_promised_stays_exact(sqlite_db, clock, ctx):  # noqa: F811
     check_promised_stays_exact(ctx, clock)
 
 
+def check_windows_to_the_end_of_time(ctx):
+    """A lease to the year 9999 is stored (its span passes 32 bits) and
+    leaves every later check's range open below: the next ones still see
+    it."""
+    def lease(project, amount, start, end):
+        return leases.LEASES.create(ctx, project, dict(
+            start_date=start, end_date=end, reservations=[
+                {'resource_type': 'accelerator:FPGA', 'amount': amount}]))
+    far = lease('p1', 30, _at(1), '9999-12-31T00:00:00+00:00')
+    assert far['status'] == 'PENDING'
+    with pytest.raises(exception.NoValidAllocation):
+        lease('p2', 3, _at(5000), _at(5001))
+    assert lease('p2', 2, _at(5000), _at(5001))['status'] == 'PENDING'
+    assert _stored_promised() == 30
+
+
+def test_windows_to_the_end_of_time(sqlite_db, clock, ctx,  # noqa: F811
+                                    devices):
+    check_windows_to_the_end_of_time(ctx)
+
+
 def test_statements_flat(sqlite_db, clock, ctx, devices):  # noqa: F811
     check_statements_do_not_grow_with_reservations(ctx, clock)
 

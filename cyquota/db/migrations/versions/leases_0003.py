@@ -37,12 +37,12 @@ _CHANGES = (
 
 
 def _add_span(name):
-    op.add_column(name, sa.Column('span', sa.Integer, nullable=False,
+    op.add_column(name, sa.Column('span', sa.BigInteger, nullable=False,
                                   server_default='0'))
     table = sa.table(name, sa.column('id'),
                      sa.column('start_date', types.DateTime),
                      sa.column('end_date', types.DateTime),
-                     sa.column('span', sa.Integer))
+                     sa.column('span', sa.BigInteger))
     conn = op.get_bind()
     rows = conn.execute(sa.select(table.c.id, table.c.start_date,
                                   table.c.end_date)).all()
