@@ -258,6 +258,16 @@ def device_promised(conn, provider_ids, now=None):
         within={'resource_provider_id': provider_ids}).items()}
 
 
+def pending_on(provider_id, resource_class):
+    """SQL: whether a pending lease allocation of ``resource_class`` is on
+    provider ``provider_id`` (columns of the caller's statement), an index
+    lookup; where none is, ``device_promised`` has no peak to read."""
+    c = _allocations.c
+    return sa.exists().where(c.resource_provider_id == provider_id,
+                             c.resource_class == resource_class,
+                             c.status == lease_models.PENDING)
+
+
 def lease_devices(conn, lease_ids):
     """``{lease reservation id: [(provider_id, rc, amount)]}``: the devices
     chosen for ``lease_ids``, in one query (in the order they were

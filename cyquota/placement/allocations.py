@@ -8,17 +8,20 @@ The candidate is read a page of trees at a time
 (``claim_candidates``), in a fixed number of statements whatever the
 number of devices.
 
-Concurrency: the candidate search reads without locks. The claim then
-locks the chosen providers (in id order, so claimers queue rather than
-deadlock), re-reads their inventories and allocations with locking reads
-(the latest committed rows, also under MySQL's REPEATABLE READ) and writes
-only if the candidate still fits; otherwise it raises AllocationRaced, a
-DBDeadlock, so that the whole transaction is retried with a fresh view.
-Allocations are only ever written while their providers are locked, so two
-claims can never together exceed a device's capacity. On SQLite, where
-every transaction holds the database's write lock from its BEGIN
-(``db.engine_tuning``), the search itself read the latest rows under that
-lock: there is nothing to lock or read again.
+Concurrency: the candidate search reads without locks, each provider with
+its generation, in the same statement as its inventories and allocations.
+Every writer that can take room on a provider (its inventories, device
+allocations, pending lease allocations) increments its generation in the
+same transaction; one that only gives room back (a pending lease dropped)
+need not, as a stale view of it is only stricter. The
+claim writes as Placement does, against the generations it read: one
+statement increments them only where they are unchanged, taking the
+providers' row locks; if any had moved on, the search's view is stale and
+the claim raises AllocationRaced, a DBDeadlock, so that the whole
+transaction is retried with a fresh view. A concurrent claimer of the same
+provider waits on that row lock, then finds the generation moved. So two
+claims can never together exceed a device's capacity, and nothing is read
+again under the locks.
 
 Transactions: called inside a caller's transaction (the ledger's reserve),
 ``claim`` and ``free`` join it, and the caller's ``db_api.retry_on_conflict``
@@ -83,18 +86,6 @@ def _by_uuid(session, rows):
         .where(_rp.c.id.in_(sorted({row[0] for row in rows})))).all()))
 
 
-def _check_fresh(session, rows):
-    """Lock the providers of allocation ``rows`` and raise AllocationRaced
-    unless the rows still fit, read again under the locks."""
-    provider_ids = {row[0] for row in rows}
-    providers.lock_ids(session, provider_ids)
-    fresh = capacity.load(session, provider_ids=provider_ids, lock=True)
-    for provider_id, rc, amount in rows:
-        record = fresh.get((provider_id, rc))
-        if record is None or not record.fits_total(amount):
-            raise AllocationRaced()
-
-
 def _claim(context, consumer_id, project_id, request, user_id):
     # A Core connection, not a session: in the ledger's transaction (a
     # connection) a session's rollback on a refusal would end that
@@ -115,20 +106,21 @@ def _claim(context, consumer_id, project_id, request, user_id):
                 'aggregates' % ', '.join(
                     '%s:%d' % item for item in sorted(
                         request.totals().items()))))
-        chosen, uuids = found
+        chosen, seen = found
+        if not providers.bump_if_unchanged(session, {
+                provider_id: provider.generation
+                for provider_id, provider in seen.items()}):
+            raise AllocationRaced()
         rows = [(provider_id, rc, amount)
                 for provider_id, resources in sorted(
                     chosen.allocations.items())
                 for rc, amount in sorted(resources.items())]
-        if session.dialect.name != 'sqlite':
-            # SQLite's search read under the write lock: it is fresh.
-            _check_fresh(session, rows)
         session.execute(_allocations.insert(), [
             {'resource_provider_id': provider_id, 'consumer_id': consumer_id,
              'resource_class': rc, 'used': amount}
             for provider_id, rc, amount in rows])
-        providers.bump(session, uuids)
-        return _shaped(rows, uuids)
+        return _shaped(rows, {provider_id: provider.uuid
+                              for provider_id, provider in seen.items()})
 
 
 def _free(context, consumer_id):

@@ -104,16 +104,10 @@ def load(session, provider_ids=None, resource_classes=None, lock=False,
                for row in session.execute(inv_query)}
     if not promised:
         return records
-    peaks = pending_peaks(session, {key[0] for key in records})
+    peaks = calendar.device_promised(session, {key[0] for key in records})
     return {key: dataclasses.replace(record, promised=peaks[key])
             if key in peaks else record
             for key, record in records.items()}
-
-
-def pending_peaks(session, provider_ids, now=None):
-    """``{(provider_id, resource_class): peak}`` of the pending lease
-    allocations on ``provider_ids`` from ``now`` on."""
-    return calendar.device_promised(session, provider_ids, now)
 
 
 def providers_with_room(session, resources):

@@ -16,21 +16,33 @@ trees.
 Statements: the first page with the sharing providers' rows, the trees
 those serve (only if there are any), the aggregates of the page's
 providers and roots (only if a ``member_of`` or a lease pool is in play)
-and their pending lease peaks: two to four, whatever the number of
-providers, when the first tree kept holds a candidate, as it does unless
-it meets the SQL's conditions but not the rules (pending lease peaks,
+and the pending lease peaks of its devices (only if a pending lease
+allocation is on one): one to four, whatever the number of providers,
+when the first tree kept holds a candidate, as it does unless it meets
+the SQL's conditions but not the rules (pending lease peaks,
 step sizes, groups that fit one by one but not together, ``isolate`` in a
 tree of too few providers, sharing providers' anchors). Each further page
-costs two or three more and holds twice the trees of the one before: at
+costs one to three more and holds twice the trees of the one before: at
 worst, every tree kept is read, in about log2(trees kept) pages. A tree
 is read whole, however large; the sharing providers are read whole (they
 are few).
 """
 
+import typing
+
+from cyquota import calendar
 from cyquota.placement import candidates
 from cyquota.placement import capacity
 from cyquota.placement import claim_sql
 from cyquota.placement import providers
+
+
+class Seen(typing.NamedTuple):
+    """A chosen provider as the page read it: its uuid, and its
+    generation, which the claim writes against (``allocations``)."""
+
+    uuid: str
+    generation: int
 
 
 def _reads_aggregates(request, pool_rule):
@@ -59,7 +71,8 @@ def _candidate(session, request, pool_rule, rows, shared, low, high):
     if _reads_aggregates(request, pool_rule):
         aggregates = providers.aggregates_of(
             session, set(root).union(root.values(), *anchors.values()))
-    peaks = capacity.pending_peaks(session, set(root))
+    peaks = calendar.device_promised(
+        session, {row.provider_id for row in rows if row.pending})
     records = {}
     for row in rows:
         key = (row.provider_id, row.resource_class)
@@ -71,8 +84,8 @@ def _candidate(session, request, pool_rule, rows, shared, low, high):
         request, pool_rule), None)
     if chosen is None:
         return None
-    uuids = {row.provider_id: row.uuid for row in rows}
-    return chosen, {provider_id: uuids[provider_id]
+    seen = {row.provider_id: Seen(row.uuid, row.generation) for row in rows}
+    return chosen, {provider_id: seen[provider_id]
                     for provider_id in chosen.allocations}
 
 
@@ -81,7 +94,7 @@ def first(session, request, pool_rule, trees=1):
     session, request, pool_rule)``, read ``trees`` trees at a time, twice
     as many each time.
 
-    :returns: ``(AllocationRequest, {provider_id: uuid})`` of its
+    :returns: ``(AllocationRequest, {provider_id: Seen})`` of its
         providers, or None when there is no candidate.
     """
     statements, params = claim_sql.for_request(request, pool_rule)

@@ -29,6 +29,7 @@ import functools
 
 import sqlalchemy as sa
 
+from cyquota import calendar
 from cyquota.db import placement_models
 from cyquota.placement import traits
 
@@ -151,14 +152,18 @@ def _pools(required, forbidden, opened):
 def _rows(source, sharing):
     """The inventory rows of the requested classes of ``source``
     (providers), with what the rules need: Capacity's fields, the root,
-    the uuid, and whether they are the sharing providers' (``shares``)."""
+    the uuid, the generation (what the claim writes against), whether a
+    pending lease allocation is on the row (``pending``: only then is its
+    peak read) and whether they are the sharing providers' (``shares``)."""
     inv = _inventories.c
     return sa.select(
         inv.resource_provider_id.label('provider_id'), inv.resource_class,
         inv.total, inv.reserved, inv.min_unit, inv.max_unit, inv.step_size,
         inv.allocation_ratio, _USED.label('used'),
         _rp.c.root_provider_id.label('root_id'), _rp.c.uuid,
-        sa.literal(int(sharing)).label('shares'),
+        _rp.c.generation,
+        calendar.pending_on(inv.resource_provider_id, inv.resource_class)
+        .label('pending'), sa.literal(int(sharing)).label('shares'),
     ).select_from(source.join(
         _inventories, _inventories.c.resource_provider_id == _rp.c.id)
     ).where(inv.resource_class.in_(sa.bindparam('classes', expanding=True)))

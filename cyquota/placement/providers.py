@@ -265,3 +265,17 @@ def bump(session, provider_ids):
     session.execute(_rp.update().where(
         _rp.c.id.in_(sorted(set(provider_ids)))).values(
             generation=_rp.c.generation + 1))
+
+
+def bump_if_unchanged(session, seen):
+    """Increment the generation of the providers ``{provider_id:
+    generation}`` that are still at the generation a read saw, locking
+    them: Placement's way of writing allocations against a read.
+
+    :returns: whether every one was (else nothing that read decided may
+        be written: the caller rolls back).
+    """
+    done = session.execute(_rp.update().where(
+        sa.tuple_(_rp.c.id, _rp.c.generation).in_(sorted(seen.items()))
+    ).values(generation=_rp.c.generation + 1))
+    return done.rowcount == len(seen)

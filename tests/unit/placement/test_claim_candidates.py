@@ -108,19 +108,22 @@ OPERATOR = pools.Carrier('p', privileged=True)
 
 def check_first(ctx, request, carrier=OPERATOR, trees=(1, 2, 3, 32)):
     """Assert that a claim, reading each number of ``trees`` first, finds
-    the full search's first candidate (and its providers' uuids); return
+    the full search's first candidate (and its providers' uuids and
+    generations); return
     it."""
     with db_api.reader_connection(ctx) as conn:
         rule = pools.rule_for(conn, request.member_keys, carrier)
         full = next(candidates.iter_allocation_requests(conn, request, rule),
                     None)
-        uuids = dict(conn.execute(sa.select(
-            pm.ResourceProvider.id, pm.ResourceProvider.uuid)).all())
+        seen = {row.id: claim_candidates.Seen(row.uuid, row.generation)
+                for row in conn.execute(sa.select(
+                    pm.ResourceProvider.id, pm.ResourceProvider.uuid,
+                    pm.ResourceProvider.generation))}
         for first_page in trees:
             found = claim_candidates.first(conn, request, rule,
                                            trees=first_page)
             assert found == (None if full is None else (full, {
-                provider_id: uuids[provider_id]
+                provider_id: seen[provider_id]
                 for provider_id in full.allocations})), first_page
     return full
 
@@ -137,18 +140,21 @@ def take(candidate, consumer_id):
 
 def test_claims_in_as_many_statements_for_50_and_500_devices(
         sqlite_db, ctx):
-    # The consumer, the pool rule, the page with the sharing providers,
-    # the aggregates and the pending lease peaks of its devices, the
-    # allocation and the generation: SQLite's write lock is held from
-    # BEGIN, so nothing is locked or read again.
-    assert statements_of_claims(ctx) == [
-        'INSERT device_consumers',
-        'SELECT aggregate_metadata placement_aggregates',
-        'SELECT device_allocations provider_aggregates provider_inventories'
-        ' provider_traits resource_providers',
-        'SELECT placement_aggregates provider_aggregates',
-        'SELECT lease_allocations',
-        'INSERT device_allocations', 'UPDATE resource_providers']
+    assert statements_of_claims(ctx) == CLAIM_STATEMENTS
+
+
+#: The consumer, the pool rule, the page with the sharing providers, the
+#: aggregates of its devices (no pending lease is on them: no peak to
+#: read), the generations moved on where unchanged (the providers' locks),
+#: the allocation: the same on every backend, nothing locked before or
+#: read again.
+CLAIM_STATEMENTS = [
+    'INSERT device_consumers',
+    'SELECT aggregate_metadata placement_aggregates',
+    'SELECT device_allocations lease_allocations provider_aggregates'
+    ' provider_inventories provider_traits resource_providers',
+    'SELECT placement_aggregates provider_aggregates',
+    'UPDATE resource_providers', 'INSERT device_allocations']
 
 
 def statements_of_claims(ctx):
@@ -216,26 +222,42 @@ def test_the_seed_tree_forms(seed, params):
     check_first(seed.ctx, request_mod.from_params(params))
 
 
-def test_pages_grow_until_one_holds_a_candidate(sqlite_db, ctx):
-    # Trees 1 to 5 have room by the SQL's conditions, but their step size
-    # refuses FPGA:1; tree 6 fits: pages of 1, 2 and 4 trees.
-    refused = {'FPGA': {'total': 4, 'step_size': 2}}
-    build([{'inventory': refused}] * 5 + [{'inventory': {'FPGA': {
-        'total': 1}}}])
+#: The first page, with the sharing providers; a following page.
+FIRST_PAGE = ('SELECT device_allocations lease_allocations'
+              ' provider_inventories provider_traits resource_providers')
+PAGE = ('SELECT device_allocations lease_allocations provider_inventories'
+        ' resource_providers')
+
+
+def _first_fpga(ctx):
+    """The allocations of the first candidate for FPGA:1 (checked against
+    the full search) and the shapes of the statements that found it."""
     request = request_mod.from_params({'resources': 'FPGA:1'})
     check_first(ctx, request)
     with db_api.reader_connection(ctx) as conn:
         with fixtures.statements_sent() as sent:
-            chosen, _uuids = claim_candidates.first(
+            chosen, _seen = claim_candidates.first(
                 conn, request, pools.PoolRule())
-    assert chosen.allocations == {6: {'FPGA': 1}}
-    # Each page with the pending lease peaks of its devices; the first
-    # with the sharing providers.
-    page = 'SELECT device_allocations provider_inventories resource_providers'
-    assert [_shape(statement) for statement in sent] == [
-        'SELECT device_allocations provider_inventories provider_traits'
-        ' resource_providers', 'SELECT lease_allocations',
-        page, 'SELECT lease_allocations', page, 'SELECT lease_allocations']
+    return chosen.allocations, [_shape(statement) for statement in sent]
+
+
+def test_pages_grow_until_one_holds_a_candidate(sqlite_db, ctx):
+    # Trees 1 to 5 have room by the SQL's conditions, but their step size
+    # refuses FPGA:1; tree 6 fits: pages of 1, 2 and 4 trees. No pending
+    # lease is on any device: no peak read.
+    refused = {'FPGA': {'total': 4, 'step_size': 2}}
+    build([{'inventory': refused}] * 5 + [{'inventory': {'FPGA': {
+        'total': 1}}}])
+    assert _first_fpga(ctx) == ({6: {'FPGA': 1}}, [FIRST_PAGE, PAGE, PAGE])
+
+
+def test_a_pages_peaks_are_read_where_a_lease_is_pending(sqlite_db, ctx):
+    # Tree 1's device is promised to a pending lease: its peak is read,
+    # and keeps the claim off it; tree 2's has no pending lease.
+    build([{'inventory': {'FPGA': {'total': 1}}, 'pending': {'FPGA': 1}},
+           {'inventory': {'FPGA': {'total': 1}}}])
+    assert _first_fpga(ctx) == ({2: {'FPGA': 1}}, [
+        FIRST_PAGE, 'SELECT lease_allocations', PAGE])
 
 
 def test_a_sharing_provider_serves_an_earlier_tree(sqlite_db, ctx):
@@ -264,7 +286,7 @@ def test_a_sharing_provider_waits_for_the_page_of_its_trees(
     request = request_mod.from_params({'resources': 'FPGA:1'})
     check_first(ctx, request)
     with db_api.reader_connection(ctx) as conn:
-        chosen, _uuids = claim_candidates.first(
+        chosen, _seen = claim_candidates.first(
             conn, request, pools.PoolRule())
     assert chosen.allocations == {3: {'FPGA': 1}}
 
