@@ -36,8 +36,9 @@ COLUMNS = [
 ]
 CHILDREN = (1, 100, 1000, 10000)
 #: The target of p50 with the most children over p50 with one child: the
-#: tree check reads one aggregate row per root (``doc/limits.rst``), so a
-#: reserve must not slow down as the tree grows.
+#: tree check reads one aggregate row per root
+#: (``doc/source/limits.rst``), so a reserve must not slow down as the tree
+#: grows.
 TARGET = 1.5
 RESOURCE = 'FPGA'
 ROOT_LIMIT = 2 ** 31 - 1

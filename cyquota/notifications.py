@@ -1,5 +1,5 @@
 """Versioned notifications on the books (oslo.messaging's notifier), in
-the shape Nova and Cyborg send them (doc/notifications.rst).
+the shape Nova and Cyborg send them (doc/source/notifications.rst).
 
 Every event is sent after the transaction that made it has committed,
 never from inside one, so a listener never hears of a change the books

@@ -15,7 +15,9 @@ From the outside in::
 ``/healthcheck`` answers without a token, as in other OpenStack services:
 load balancers have none. ``/metrics`` names every project's usage, so on
 the API port it is for administrators and services; a Prometheus scraper
-reads the ``[metrics] listen`` listener (``cyquota.metrics.listener``).
+reads the ``[metrics] listen`` listener (``metrics_listener``). Both serve
+``metrics_page``: the counters of ``cyquota.metrics`` and the gauges the
+API reads from the database at the scrape.
 """
 
 from oslo_middleware import cors
@@ -23,7 +25,6 @@ from oslo_middleware import healthcheck
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import pecan
-import webob
 import webob.dec
 import webob.exc
 
@@ -31,12 +32,12 @@ from cyquota.api import auth
 from cyquota.api import bodylimit
 from cyquota.api import config
 from cyquota.api import errors
+from cyquota.api import metrics_page
 from cyquota.api import policy
 from cyquota.api import requestlog
 from cyquota.conf import CONF
 from cyquota.conf import middleware as middleware_conf
 from cyquota import context
-from cyquota.metrics import exposition
 from cyquota.policies import metrics as metrics_policy
 
 
@@ -64,12 +65,9 @@ def _metrics(request):
     try:
         policy.authorize(context.RequestContext.from_environ(
             request.environ, overwrite=False), metrics_policy.GET, {})
-        body = exposition.text()
-    except Exception as error:  # 403; the database away: logged, a 500
+    except Exception as error:  # a 403
         return errors.response_for(error, request.environ)
-    response = webob.Response(body=body)
-    response.headers['Content-Type'] = exposition.CONTENT_TYPE
-    return response
+    return metrics_page.response(request.environ)
 
 
 @webob.dec.wsgify

@@ -13,9 +13,9 @@ import time
 from oslo_log import log as logging
 from oslo_middleware import request_id
 
+from cyquota.api import route_templates
 from cyquota import context
 from cyquota import metrics
-from cyquota.metrics import routes
 
 LOG = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class RequestLog:
             method = environ.get('REQUEST_METHOD')
             metrics.REQUEST_LATENCY.labels(
                 method if method in _METHODS else 'other',
-                routes.template_of(environ.get('PATH_INFO', '')),
+                route_templates.template_of(environ.get('PATH_INFO', '')),
                 seen.get('status', '-')).observe(elapsed)
             caller = context.RequestContext.from_environ(
                 environ, request_id=request, overwrite=False)

@@ -10,9 +10,10 @@ line; without ``--config-file`` oslo.config's default locations apply
 them one ``PROMETHEUS_MULTIPROC_DIR`` (``env = PROMETHEUS_MULTIPROC_DIR=
 /run/cyquota/metrics``) so that ``GET /metrics`` sums them, and serve
 ``[metrics] listen`` beside them with ``python -m cyquota.metrics.listener``
-on the same directory (doc/metrics.rst). Set ``limit-post`` to ``[api]
-max_request_body_size`` and leave ``post-buffering`` off, so that a body
-past the limit is refused before it is read.
+(``metrics_listener``) on the same directory (doc/source/metrics.rst). Set
+``limit-post`` to ``[api] max_request_body_size`` and leave
+``post-buffering`` off, so that a body past the limit is refused before it
+is read.
 """
 
 import sys

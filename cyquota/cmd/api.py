@@ -29,10 +29,10 @@ from oslo_log import log as logging
 
 from cyquota.api import app
 from cyquota.api import bodylimit
+from cyquota.api import metrics_listener
 from cyquota.conf import api as api_conf
 from cyquota.conf import CONF
 from cyquota import metrics
-from cyquota.metrics import listener as metrics_listener
 from cyquota import service
 
 LOG = logging.getLogger(__name__)

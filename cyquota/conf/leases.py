@@ -4,7 +4,7 @@ from oslo_config import cfg
 
 leases_group = cfg.OptGroup(
     'leases', title='Leases',
-    help='Leases of accelerators for a time window (doc/leases.rst).')
+    help='Leases of accelerators for a time window (doc/source/leases.rst).')
 
 leases_opts = [
     cfg.IntOpt(

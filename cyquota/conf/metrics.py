@@ -7,7 +7,7 @@ from oslo_config import types
 
 metrics_group = cfg.OptGroup(
     'metrics', title='Prometheus metrics',
-    help='The Prometheus text exposition (doc/metrics.rst).')
+    help='The Prometheus text exposition (doc/source/metrics.rst).')
 
 
 class ListenAddress(types.String):

@@ -62,7 +62,7 @@ placement_opts = [
              'inventories, aggregates, traits and what other consumers use '
              'of it) into cyquota every sync_interval seconds, and '
              'cyquota\'s REST answers 409 to device writes other than '
-             'aggregate names and metadata (doc/placement.rst).'),
+             'aggregate names and metadata (doc/source/placement.rst).'),
     cfg.IntOpt(
         'sync_interval', default=60, min=1,
         help='Seconds between two copies of the cloud\'s Placement into '

@@ -11,7 +11,7 @@ quota_opts = [
         'resources', default=[],
         help='Resource classes counted besides the built-in FPGA and GPU: '
              'standard Placement resource class names (for example PGPU, '
-             'VGPU) or custom ones matching CUSTOM_[A-Z0-9_]+.'),
+             'VGPU) or custom ones matching ``CUSTOM_[A-Z0-9_]+``.'),
     cfg.IntOpt(
         'default_limit', default=-1, min=-1,
         help='Limit for a resource that has neither a project limit nor a '

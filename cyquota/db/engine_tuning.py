@@ -5,9 +5,10 @@
 SQLite writers take the write lock at BEGIN and keep pooled connections;
 MariaDB reads at READ COMMITTED (with causal reads on Galera) and skips a
 TLS context its server does not offer; no pre-ping, no ROLLBACK on return
-after a transaction that ended, refusals raised as ``Refused`` ahead of
-oslo.db's error translation, and one WARNING line for a lost connection's
-failed reset. ``autocommit`` makes an engine's connections autocommit.
+after a transaction that ended, the errors that the ledger raises as its
+own (``translate_ahead_of_oslo_db``: its refusals) translated ahead of
+oslo.db, and one WARNING line for a lost connection's failed reset.
+``autocommit`` makes an engine's connections autocommit.
 
 Where oslo.db and SQLAlchemy offer no public switch this reaches below
 them; tests/unit/test_db_engine.py checks each attribute it sets.
@@ -175,26 +176,23 @@ def _no_rollback_after_an_end(engine):
     # handle_error: _ahead_of_oslo_db.
 
 
-#: What a statement that refuses to decide says, as an error that rolls
-#: back what it wrote (a MariaDB compound statement SIGNALs it; a
-#: PostgreSQL statement calls ``cyquota_refuse``, made by migration 0002);
-#: ``Refused``.
-REFUSAL = 'cyquota: left to the locked path'
+#: The ``handle_error`` listeners that see an error before oslo.db
+#: translates it (``translate_ahead_of_oslo_db``).
+_TRANSLATORS = []
 
 
-class Refused(Exception):
-    """A statement refused to decide (``REFUSAL``) and changed nothing:
-    the caller takes the path that does."""
+def translate_ahead_of_oslo_db(translator):
+    """Have ``translator`` (a ``handle_error`` listener) see every error of
+    every ``tune``d engine before oslo.db does: an exception it raises
+    reaches the caller as it is, neither logged nor wrapped by oslo.db
+    (the ledger's ``refusal.Refused``)."""
+    if translator not in _TRANSLATORS:
+        _TRANSLATORS.append(translator)
 
 
-def _refused(context):
-    # Raised in place of the DBAPI error, which oslo.db would log as an
-    # unknown error it wraps.
-    error = context.original_exception
-    diagnostics = getattr(error, 'diag', None)  # psycopg2's
-    if (getattr(error, 'args', ())[1:2] == (REFUSAL,)
-            or getattr(diagnostics, 'message_primary', None) == REFUSAL):
-        raise Refused()
+def _translate(context):
+    for translator in _TRANSLATORS:
+        translator(context)
 
 
 def _ahead_of_oslo_db(engine):
@@ -206,7 +204,7 @@ def _ahead_of_oslo_db(engine):
     event.remove(engine, 'handle_error', exc_filters.handler)
     event.listen(engine, 'handle_error', _failed_connect_is_disconnect)
     event.listen(engine, 'handle_error', _unmark_error)
-    event.listen(engine, 'handle_error', _refused)
+    event.listen(engine, 'handle_error', _translate)
     event.listen(engine, 'handle_error', exc_filters.handler, retval=True)
 
 

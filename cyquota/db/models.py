@@ -7,6 +7,8 @@ consumer holds, so reconciliation has a source of truth that survives the
 purge of old reservation rows.
 """
 
+import typing
+
 from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy import orm
@@ -30,7 +32,9 @@ def utcnow():
 
 
 class Base(orm.DeclarativeBase):
-    pass
+    # Declared for the type check: every model has a Table, whose Core
+    # insert/update/delete the ledger and placement use.
+    __table__: typing.ClassVar[sa.Table]
 
 
 class TimestampMixin:
@@ -186,7 +190,7 @@ class Project(TimestampMixin, Base):
 class TreeUsage(TimestampMixin, Base):
     """What a whole tree (root and children) uses and holds reserved.
 
-    The tree's aggregate usage (``doc/limits.rst``): kept in the same
+    The tree's aggregate usage (``doc/source/limits.rst``): kept in the same
     transaction as every change to a tree member's ``quota_usages`` row
     and locked before it, so the strict-two-level tree check reads one row
     however many children the root has.

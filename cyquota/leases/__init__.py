@@ -2,7 +2,7 @@
 the usage-enforcement filters, and promised quota and devices over time.
 
 ``LEASES`` is the LeaseEngine (``engine``), what the REST API and the
-conductor call. ``doc/leases.rst`` tells the semantics.
+conductor call. ``doc/source/leases.rst`` tells the semantics.
 """
 
 from cyquota.leases.engine import LeaseEngine

@@ -49,16 +49,10 @@ LOG = logging.getLogger(__name__)
 _FINAL = (lease_models.ENDED, lease_models.ERROR)
 
 
-def _wants(wanted):
-    return [windows.Want(r.id, r.resource, r.amount, r.parsed_member_of(),
-                         r.member_key) for r in wanted.reservations]
-
-
-def _amounts(wanted):
-    totals = {}
-    for r in wanted.reservations:
-        totals[r.resource] = totals.get(r.resource, 0) + r.amount
-    return totals
+def _device_needs(request):
+    return [windows.DeviceNeed(r.id, r.resource, r.amount,
+                               r.parsed_member_of(), r.member_key)
+            for r in request.reservations]
 
 
 class LeaseEngine:
@@ -79,26 +73,26 @@ class LeaseEngine:
         """Load the filter chain from the configuration on next use."""
         self._chain = None
 
-    def _payload(self, conn, wanted, lease_id=None, carrier=None):
+    def _payload(self, conn, request, lease_id=None, carrier=None):
         """The filters' lease document (None when no filter reads it):
         with ``carrier`` (a ``pools.Carrier``), devices chosen for
-        ``wanted`` now, without locks (``lease_id``'s own left out), else
+        ``request`` now, without locks (``lease_id``'s own left out), else
         those ``lease_id`` holds."""
         if not self.chain.filters:
             return None
         if carrier is None:
             chosen = calendar.lease_devices(conn, [lease_id])
         else:
-            chosen = windows.choose(conn, _wants(wanted), wanted.start,
-                                    wanted.end, carrier,
+            chosen = windows.choose(conn, _device_needs(request),
+                                    request.start, request.end, carrier,
                                     exclude_lease=lease_id)
-        shown = store.allocations_view(conn, chosen, extra=True)
+        shown = store.filter_allocations(conn, chosen)
         return payload.lease_payload(
-            wanted.name, wanted.start, wanted.end,
+            request.name, request.start, request.end,
             [{'resource_type': r.resource_type, 'amount': r.amount,
               'member_of': r.member_of, 'member_key': r.member_key,
               'allocations': shown.get(r.id, [])}
-             for r in wanted.reservations])
+             for r in request.reservations])
 
     # -- create ------------------------------------------------------------
 
@@ -116,24 +110,24 @@ class LeaseEngine:
         """
         validation.project_id(project_id)
         now = models.utcnow()
-        wanted = request_mod.parse_create(lease, now)
+        request = request_mod.parse_create(lease, now)
         lease_id = uuidutils.generate_uuid()
-        wanted.name = wanted.name or lease_id
-        for r in wanted.reservations:
+        request.name = request.name or lease_id
+        for r in request.reservations:
             r.id = uuidutils.generate_uuid()
         with db_api.reader(context) as session:
             document = self._payload(
-                session.connection(), wanted,
+                session.connection(), request,
                 carrier=pools.Carrier.of(context, project_id))
         try:
             self.chain.check_create(context, document, lease_id=lease_id,
                                     project_id=project_id)
         except exception.EnforcementDenied as denied:
-            self._store_refused(context, lease_id, project_id, wanted,
+            self._store_refused(context, lease_id, project_id, request,
                                 denied.message)
             raise
         try:
-            self._create(context, lease_id, project_id, wanted)
+            self._create(context, lease_id, project_id, request)
         except exception.OverQuota as refused:
             events.refused(context, project_id, refused, 'lease.create')
             raise
@@ -146,51 +140,51 @@ class LeaseEngine:
         return view
 
     @db_api.retry_on_conflict
-    def _store_refused(self, context, lease_id, project_id, wanted, reason):
+    def _store_refused(self, context, lease_id, project_id, request, reason):
         with db_api.writer_connection(context) as conn:
-            store.insert(conn, lease_id, project_id, context.user_id, wanted,
+            store.insert(conn, lease_id, project_id, context.user_id, request,
                          lease_models.ERROR,
                          {r.resource: project_id
-                          for r in wanted.reservations},
+                          for r in request.reservations},
                          status_reason=reason[:1024])
         LOG.info('Lease %s of project %s refused: %s', lease_id, project_id,
                  reason)
 
     @db_api.retry_on_conflict
-    def _create(self, context, lease_id, project_id, wanted):
+    def _create(self, context, lease_id, project_id, request):
         now = models.utcnow()
-        starts = wanted.start <= now
+        starts = request.start <= now
         status = lease_models.ACTIVE if starts else lease_models.PENDING
-        amounts = _amounts(wanted)
+        amounts = request.amounts()
         with db_api.writer_connection(context) as conn:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
             # Devices first (unlocked): no room is a 409 before a 403.
-            chosen = windows.choose(conn, _wants(wanted), wanted.start,
-                                    wanted.end,
+            chosen = windows.choose(conn, _device_needs(request),
+                                    request.start, request.end,
                                     pools.Carrier.of(context, project_id))
-            overs = holdings.window_overs(amounts, max(wanted.start, now),
-                                          wanted.end)
+            overs = holdings.window_overs(amounts, max(request.start, now),
+                                          request.end)
             if overs:
                 raise exception.OverQuota(overs=overs)
-            windows.check(conn, chosen, wanted.start, wanted.end)
-            store.insert(conn, lease_id, project_id, context.user_id, wanted,
+            windows.check(conn, chosen, request.start, request.end)
+            store.insert(conn, lease_id, project_id, context.user_id, request,
                          status, {r: holdings.root_id(r) for r in amounts})
-            windows.promise(conn, lease_id, chosen, wanted.start, wanted.end,
+            windows.promise(conn, lease_id, chosen, request.start, request.end,
                             status)
             if starts:
                 self._start_holding(conn, holdings, lease_id, project_id,
-                                    context.user_id, wanted)
+                                    context.user_id, request)
             else:
-                holdings.promise(amounts, wanted.start, wanted.end)
+                holdings.promise(amounts, request.start, request.end)
             holdings.write()
         LOG.info('Lease %s of project %s created: %s', lease_id, project_id,
                  status)
 
     @staticmethod
     def _start_holding(conn, holdings, lease_id, project_id, user_id,
-                       wanted):
-        for resource, amount in sorted(_amounts(wanted).items()):
+                       request):
+        for resource, amount in sorted(request.amounts().items()):
             holdings.start(resource, amount, lease_id)
         windows.activate(conn, lease_id, project_id, user_id)
         lease_writeback.record(conn, lease_id, held=True)
@@ -235,16 +229,16 @@ class LeaseEngine:
             if request_mod.repeats_fixed(changes):
                 request_mod.check_fixed(changes, store.view(conn, row))
             current = store.request_of(conn, row)
-            wanted = request_mod.parse_update(lease_id, changes, current,
-                                              active, now)
+            request = request_mod.parse_update(lease_id, changes, current,
+                                               active, now)
             before = self._payload(conn, current, lease_id=lease_id)
-            after = self._payload(conn, wanted, lease_id=lease_id, carrier=(
+            after = self._payload(conn, request, lease_id=lease_id, carrier=(
                 None if active
                 else pools.Carrier.lease_holder(row.project_id)))
         self.chain.check_update(context, before, after, lease_id=lease_id,
                                 project_id=row.project_id)
         try:
-            self._update(context, lease_id, row.updated_at, wanted)
+            self._update(context, lease_id, row.updated_at, request)
         except exception.OverQuota as refused:
             events.refused(context, row.project_id, refused,
                            'lease.update')
@@ -252,7 +246,7 @@ class LeaseEngine:
         return self.get(context, lease_id)
 
     @db_api.retry_on_conflict
-    def _update(self, context, lease_id, seen, wanted):
+    def _update(self, context, lease_id, seen, request):
         now = models.utcnow()
         with db_api.writer_connection(context) as conn:
             row = store.lock(conn, lease_id)
@@ -261,30 +255,30 @@ class LeaseEngine:
                 raise exception.LeaseConflict(
                     action='change', lease_id=lease_id,
                     status='%s, changed meanwhile; try again' % row.status)
-            amounts = _amounts(wanted)
+            amounts = request.amounts()
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             active = row.status == lease_models.ACTIVE
             chosen = None if active else windows.choose(
-                conn, _wants(wanted), wanted.start, wanted.end,
+                conn, _device_needs(request), request.start, request.end,
                 pools.Carrier.lease_holder(row.project_id),
                 exclude_lease=lease_id)
-            overs = holdings.window_overs(amounts, max(wanted.start, now),
-                                          wanted.end, exclude_lease=lease_id)
+            overs = holdings.window_overs(amounts, max(request.start, now),
+                                          request.end, exclude_lease=lease_id)
             if overs:
                 raise exception.OverQuota(overs=overs)
             if active:
                 windows.check(conn, calendar.lease_devices(conn, [lease_id]),
-                              now, wanted.end, exclude_lease=lease_id,
+                              now, request.end, exclude_lease=lease_id,
                               raced=False)
-                windows.reschedule(conn, lease_id, wanted.start, wanted.end)
+                windows.reschedule(conn, lease_id, request.start, request.end)
             else:
                 windows.forget(conn, lease_id)
-                windows.check(conn, chosen, wanted.start, wanted.end,
+                windows.check(conn, chosen, request.start, request.end,
                               exclude_lease=lease_id)
-                windows.promise(conn, lease_id, chosen, wanted.start,
-                                wanted.end, row.status)
-            store.change(conn, lease_id, wanted)
+                windows.promise(conn, lease_id, chosen, request.start,
+                                request.end, row.status)
+            store.change(conn, lease_id, request)
             holdings.refresh(list(amounts), now)
             holdings.write()
 
@@ -354,12 +348,12 @@ class LeaseEngine:
             row = store.lock(conn, lease_id)
             if row.status != lease_models.PENDING or row.start_date > now:
                 return None
-            wanted = store.request_of(conn, row)
-            amounts = _amounts(wanted)
+            request = store.request_of(conn, row)
+            amounts = request.amounts()
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             self._start_holding(conn, holdings, lease_id, row.project_id,
-                                row.user_id, wanted)
+                                row.user_id, request)
             store.set_status(conn, lease_id, lease_models.ACTIVE)
             holdings.release(amounts, row.start_date, row.end_date, now)
             holdings.write()
@@ -381,9 +375,9 @@ class LeaseEngine:
             if row.status in _FINAL:
                 raise exception.LeaseConflict(action='end', lease_id=lease_id,
                                               status=row.status)
-            wanted = store.request_of(conn, row)
-            document = self._payload(conn, wanted, lease_id=lease_id)
-            amounts = _amounts(wanted)
+            request = store.request_of(conn, row)
+            document = self._payload(conn, request, lease_id=lease_id)
+            amounts = request.amounts()
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             if row.status == lease_models.ACTIVE:

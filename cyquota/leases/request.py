@@ -1,11 +1,14 @@
 """A lease request's values, checked: bad input raises ``InvalidLease``
 naming the field, before anything is read or written.
 
-The REST layer has checked the JSON types and shape already; this checks
-what the values mean: dates with their UTC offset (or ``"now"``), a start
-at most 60 s in the past, an end after the start, ``accelerator:<RESOURCE>``
-resource types of counted resources, amounts, ``member_of`` values as
-Placement parses them, pool keys.
+The REST layer has checked the JSON types and shape already (the JSON
+schemas of ``cyquota.api.schemas.lease``: objects, required fields, at
+least one reservation, strings, integers, lists of strings); this checks
+only what the values mean, which a schema cannot say: dates with their UTC
+offset (or ``"now"``), a start at most 60 s in the past, an end after the
+start, ``accelerator:<RESOURCE>`` resource types of counted resources,
+amounts, ``member_of`` values as Placement parses them, name and pool key
+lengths, ``[leases] max_reservations``, reservation ids of the lease.
 """
 
 import dataclasses
@@ -21,18 +24,19 @@ from cyquota.quota import validation
 #: How far in the past a start may lie (a request's own travel time).
 START_GRACE = datetime.timedelta(seconds=60)
 RESOURCE_TYPE_PREFIX = 'accelerator:'
-_MAX_NAME = 255
+#: The longest name or pool key.
+_MAX_LENGTH = 255
 
 
 @dataclasses.dataclass
-class Wanted:
+class ReservationRequest:
     """One reservation of a lease: ``amount`` of ``resource``."""
 
     resource: str
     amount: int
     member_of: list
-    member_key: str = None
-    id: str = None
+    member_key: str | None = None
+    id: str | None = None
 
     @property
     def resource_type(self):
@@ -51,6 +55,13 @@ class LeaseRequest:
     end: datetime.datetime
     reservations: list
 
+    def amounts(self):
+        """``{resource: amount}`` summed over the reservations."""
+        totals: dict[str, int] = {}
+        for r in self.reservations:
+            totals[r.resource] = totals.get(r.resource, 0) + r.amount
+        return totals
+
 
 def _invalid(field, reason):
     return exception.InvalidLease(field=field, reason=reason)
@@ -61,9 +72,6 @@ def parse_date(field, value, now):
     ``now``."""
     if value is None or value == 'now':
         return now
-    if not isinstance(value, str):
-        raise _invalid(field, 'expected an ISO 8601 date and time with its '
-                              'UTC offset, or "now", got %r' % (value,))
     try:
         parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
     except ValueError:
@@ -79,15 +87,13 @@ def parse_date(field, value, now):
 def _name(value, default):
     if value is None:
         return default
-    if not isinstance(value, str) or not 1 <= len(value) <= _MAX_NAME:
+    if not 1 <= len(value) <= _MAX_LENGTH:
         raise _invalid('name', 'expected 1 to %d characters, got %r'
-                       % (_MAX_NAME, value))
+                       % (_MAX_LENGTH, value))
     return value
 
 
 def _amount(field, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _invalid(field, '%r is not an integer' % (value,))
     if not 0 < value <= models.MAX_COUNT:
         raise _invalid(field, '%d is outside 1 .. %d' % (value,
                                                          models.MAX_COUNT))
@@ -95,8 +101,7 @@ def _amount(field, value):
 
 
 def _resource(field, value):
-    if not isinstance(value, str) or not value.startswith(
-            RESOURCE_TYPE_PREFIX):
+    if not value.startswith(RESOURCE_TYPE_PREFIX):
         raise _invalid(field, 'expected %s<RESOURCE>, got %r'
                        % (RESOURCE_TYPE_PREFIX, value))
     resource = value[len(RESOURCE_TYPE_PREFIX):]
@@ -109,10 +114,6 @@ def _resource(field, value):
 def _member_of(field, value):
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(v, str)
-                                              for v in value):
-        raise _invalid(field, 'expected a list of member_of values, got %r'
-                       % (value,))
     try:
         member_of_mod.parse(value)
     except exception.InvalidMemberOf as error:
@@ -121,29 +122,24 @@ def _member_of(field, value):
 
 
 def _member_key(field, value):
-    if value is not None and (not isinstance(value, str)
-                              or not 1 <= len(value) <= 255):
-        raise _invalid(field, 'expected 1 to 255 characters, got %r'
-                       % (value,))
+    if value is not None and not 1 <= len(value) <= _MAX_LENGTH:
+        raise _invalid(field, 'expected 1 to %d characters, got %r'
+                       % (_MAX_LENGTH, value))
     return value
 
 
 def _reservation(index, item):
     where = 'reservations[%d]' % index
-    if not isinstance(item, dict):
-        raise _invalid(where, 'expected an object, got %r' % (item,))
-    if 'resource_type' not in item or 'amount' not in item:
-        raise _invalid(where, 'resource_type and amount are required')
-    return Wanted(
+    return ReservationRequest(
         _resource(where + '.resource_type', item['resource_type']),
         _amount(where + '.amount', item['amount']),
         _member_of(where + '.member_of', item.get('member_of')),
         _member_key(where + '.member_key', item.get('member_key')))
 
 
-def _window(start, end, now, start_field='start_date'):
+def _window(start, end, now):
     if start < now - START_GRACE:
-        raise _invalid(start_field, 'it lies more than %d s in the past'
+        raise _invalid('start_date', 'it lies more than %d s in the past'
                        % START_GRACE.total_seconds())
     if end <= start:
         raise _invalid('end_date', 'it is not after start_date')
@@ -151,17 +147,10 @@ def _window(start, end, now, start_field='start_date'):
 
 def parse_create(lease, now):
     """The ``LeaseRequest`` of a create body's ``lease`` object."""
-    if not isinstance(lease, dict):
-        raise _invalid('lease', 'expected an object, got %r' % (lease,))
-    if 'end_date' not in lease:
-        raise _invalid('end_date', 'it is required')
     start = parse_date('start_date', lease.get('start_date'), now)
     end = parse_date('end_date', lease['end_date'], now)
     _window(start, end, now)
-    items = lease.get('reservations')
-    if not isinstance(items, list) or not items:
-        raise _invalid('reservations', 'expected a non-empty list, got %r'
-                       % (items,))
+    items = lease['reservations']
     if len(items) > CONF.leases.max_reservations:
         raise _invalid('reservations', 'a lease holds at most %d '
                        'reservations ([leases] max_reservations), got %d'
@@ -175,8 +164,6 @@ def parse_update(lease_id, changes, current, active, now):
     """``current`` (the ``LeaseRequest`` of lease ``lease_id``, with
     reservation ids) changed by ``changes`` (a partial ``lease`` object).
     An active lease's start and amounts are fixed (LeaseConflict)."""
-    if not isinstance(changes, dict):
-        raise _invalid('lease', 'expected an object, got %r' % (changes,))
     name = _name(changes.get('name'), current.name)
     start, end = current.start, current.end
     if 'start_date' in changes:
@@ -199,10 +186,9 @@ def parse_update(lease_id, changes, current, active, now):
     by_id = {r.id: r for r in reservations}
     for index, item in enumerate(changes.get('reservations') or ()):
         where = 'reservations[%d]' % index
-        if not isinstance(item, dict) or item.get('id') not in by_id:
+        if item['id'] not in by_id:
             raise _invalid(where + '.id', 'no reservation %r in this lease'
-                           % (item.get('id') if isinstance(item, dict)
-                              else item,))
+                           % (item['id'],))
         if 'amount' in item:
             amount = _amount(where + '.amount', item['amount'])
             if active and amount != by_id[item['id']].amount:
@@ -223,12 +209,9 @@ FIXED_RESERVATION_FIELDS = ('resource_type', 'member_of', 'member_key',
 
 def repeats_fixed(changes):
     """Whether an update's ``changes`` name a field of the fixed ones."""
-    if not isinstance(changes, dict):
-        return False
     return (any(field in changes for field in FIXED_LEASE_FIELDS)
             or any(field in item
                    for item in changes.get('reservations') or ()
-                   if isinstance(item, dict)
                    for field in FIXED_RESERVATION_FIELDS))
 
 
@@ -241,9 +224,8 @@ def check_fixed(changes, view):
                            % (view[field],))
     shown = {r['id']: r for r in view['reservations']}
     for index, item in enumerate(changes.get('reservations') or ()):
-        # A malformed item or an unknown id is parse_update's to name.
-        current = shown.get(item.get('id')) if isinstance(item, dict) \
-            else None
+        # An unknown id is parse_update's to name.
+        current = shown.get(item['id'])
         for field in FIXED_RESERVATION_FIELDS:
             if current and field in item and item[field] != current[field]:
                 raise _invalid('reservations[%d].%s' % (index, field),

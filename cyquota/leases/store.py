@@ -19,24 +19,24 @@ _leases = lease_models.Lease.__table__
 _reservations = lease_models.LeaseReservation.__table__
 
 
-def insert(conn, lease_id, project_id, user_id, wanted, status, root_ids,
+def insert(conn, lease_id, project_id, user_id, request, status, root_ids,
            status_reason=None):
-    """Store a lease and its reservations (``wanted``: a LeaseRequest
+    """Store a lease and its reservations (``request``: a LeaseRequest
     whose reservations have their ids)."""
     now = models.utcnow()
     conn.execute(_leases.insert().values(
         id=lease_id, project_id=project_id, user_id=user_id,
-        name=wanted.name or lease_id, start_date=wanted.start,
-        end_date=wanted.end, status=status, status_reason=status_reason,
+        name=request.name or lease_id, start_date=request.start,
+        end_date=request.end, status=status, status_reason=status_reason,
         created_at=now))
     conn.execute(_reservations.insert(), [
         dict(id=r.id, lease_id=lease_id, position=index,
              project_id=project_id, root_id=root_ids[r.resource],
              resource=r.resource, amount=r.amount,
              member_of=json.dumps(r.member_of), member_key=r.member_key,
-             start_date=wanted.start, end_date=wanted.end, status=status,
+             start_date=request.start, end_date=request.end, status=status,
              created_at=now)
-        for index, r in enumerate(wanted.reservations)])
+        for index, r in enumerate(request.reservations)])
 
 
 def lock(conn, lease_id):
@@ -60,21 +60,21 @@ def set_status(conn, lease_id, status, status_reason=None):
                  .values(status=status, updated_at=now))
 
 
-def change(conn, lease_id, wanted):
+def change(conn, lease_id, request):
     """Store a lease's new name, window and amounts."""
     now = models.utcnow()
     conn.execute(_leases.update().where(_leases.c.id == lease_id).values(
-        name=wanted.name, start_date=wanted.start, end_date=wanted.end,
+        name=request.name, start_date=request.start, end_date=request.end,
         updated_at=now))
     conn.execute(
         _reservations.update()
         .where(_reservations.c.id == sa.bindparam('reservation_id'))
-        .values(amount=sa.bindparam('new_amount'), start_date=wanted.start,
-                end_date=wanted.end, span=types.seconds(wanted.start,
-                                                        wanted.end),
+        .values(amount=sa.bindparam('new_amount'), start_date=request.start,
+                end_date=request.end,
+                span=types.seconds(request.start, request.end),
                 updated_at=now),
         [{'reservation_id': r.id, 'new_amount': r.amount}
-         for r in wanted.reservations])
+         for r in request.reservations])
 
 
 def due(conn, status, column, now, batch):
@@ -85,18 +85,18 @@ def due(conn, status, column, now, batch):
         .order_by(_leases.c[column]).limit(batch)).scalars().all()
 
 
-def _wanted(row):
-    return request_mod.Wanted(row.resource, row.amount,
-                              json.loads(row.member_of), row.member_key,
-                              row.id)
+def _reservation_request(row):
+    return request_mod.ReservationRequest(
+        row.resource, row.amount, json.loads(row.member_of), row.member_key,
+        row.id)
 
 
 def _reservations_of_leases(conn, lease_ids):
-    """``{lease id: [Wanted]}`` of many leases in one query, each list in
-    request order."""
+    """``{lease id: [ReservationRequest]}`` of many leases in one query,
+    each list in request order."""
     found = collections.defaultdict(list)
     for row in calendar.lease_reservations(conn, lease_ids):
-        found[row.lease_id].append(_wanted(row))
+        found[row.lease_id].append(_reservation_request(row))
     return found
 
 
@@ -107,31 +107,35 @@ def request_of(conn, row):
                                         conn, [row.id])[row.id])
 
 
-def allocations_view(conn, held, extra=False):
-    """``{lease reservation id: [allocation view]}`` of ``held``
-    (``{lease reservation id: [(provider_id, rc, amount)]}``); with
-    ``extra``, the enforcement payload's form (``extra``: the root
-    provider and the aggregates)."""
+def _allocation_views(conn, held, view):
+    """``{lease reservation id: [view(provider_id, amount, (uuid, name,
+    root uuid))]}`` of ``held`` (``{lease reservation id: [(provider_id,
+    rc, amount)]}``), the providers' names read in one query."""
     ids = {part[0] for parts in held.values() for part in parts}
-    if not ids:
-        return {}
-    names = windows.names(conn, ids)
-    aggregates = providers.aggregates_of(conn, ids) if extra else {}
-    result = {}
-    for key, parts in held.items():
-        views = []
-        for provider_id, _rc, amount in parts:
-            uuid, name, root_uuid = names[provider_id]
-            view = {'id': uuid, 'resource_provider_name': name}
-            if extra:
-                view['extra'] = {'root_provider': root_uuid,
-                                 'aggregates': sorted(
-                                     aggregates.get(provider_id, ()))}
-            else:
-                view['amount'] = amount
-            views.append(view)
-        result[key] = views
-    return result
+    names = windows.names(conn, ids) if ids else {}
+    return {key: [view(provider_id, amount, names[provider_id])
+                  for provider_id, _rc, amount in parts]
+            for key, parts in held.items()} if ids else {}
+
+
+def api_allocations(conn, held):
+    """``held``'s allocations as the API shows them: each device's uuid,
+    name and amount."""
+    return _allocation_views(conn, held, lambda _id, amount, names: {
+        'id': names[0], 'resource_provider_name': names[1],
+        'amount': amount})
+
+
+def filter_allocations(conn, held):
+    """``held``'s allocations as the usage-enforcement filters get them
+    (Blazar's form): each device's uuid and name, and in ``extra`` its
+    root provider and aggregates."""
+    ids = {part[0] for parts in held.values() for part in parts}
+    aggregates = providers.aggregates_of(conn, ids) if ids else {}
+    return _allocation_views(conn, held, lambda provider_id, _n, names: {
+        'id': names[0], 'resource_provider_name': names[1],
+        'extra': {'root_provider': names[2],
+                  'aggregates': sorted(aggregates.get(provider_id, ()))}})
 
 
 def views(conn, rows):
@@ -140,7 +144,7 @@ def views(conn, rows):
     if not rows:
         return []
     ids = [row.id for row in rows]
-    allocations = allocations_view(conn, calendar.lease_devices(conn, ids))
+    allocations = api_allocations(conn, calendar.lease_devices(conn, ids))
     reservations = _reservations_of_leases(conn, ids)
     return [{
         'id': row.id, 'name': row.name, 'project_id': row.project_id,

@@ -1,5 +1,7 @@
-"""cyquota's Prometheus metrics (prometheus_client), named in
-doc/metrics.rst.
+"""cyquota's Prometheus counters (prometheus_client), named in
+doc/source/metrics.rst: a ground-floor package that the books, the
+leases, the enforcement chain and the cloud count into, and that imports
+none of them (the ``/metrics`` page is the API's: ``api/metrics_page``).
 
 The counters count what the books did: they are increased after the
 ledger's transaction has committed, by the QuotaEngine, the LeaseEngine
@@ -7,10 +9,9 @@ and the enforcement chain, in whichever process did the work. Every metric
 lives in ``REGISTRY``; with ``PROMETHEUS_MULTIPROC_DIR`` set in the
 environment of every process (uWSGI workers, conductors of one host)
 prometheus_client keeps the values in files there, and ``GET /metrics``
-(``cyquota.metrics.exposition``) sums them; ``cyquota-api --workers N``
-sets it up for its workers itself (:func:`share_between_processes`). The
-usage gauges are read from the database at each scrape
-(``cyquota.metrics.usage``).
+(``exposition``) sums them; ``cyquota-api --workers N`` sets it up for its
+workers itself (:func:`share_between_processes`). The gauges read from the
+database at each scrape are the API's (``cyquota.api.metrics_page``).
 """
 
 import contextlib

@@ -50,7 +50,7 @@ PAGE = 8
 
 
 @dataclasses.dataclass(frozen=True)
-class Want:
+class DeviceNeed:
     """What one lease reservation asks of devices.
 
     :ivar key: the caller's name for it (the lease reservation's id).
@@ -103,18 +103,18 @@ def _room(session, records, start, end, exclude_lease, lock=False):
     return result
 
 
-def _eligible(session, wants, rules, provider_ids):
-    """``{want key: [provider_id]}``: the providers (in id order) that each
-    want's ``member_of`` and its lease-pool rule (``rules``, by member
-    key) allow, read at once for every want."""
+def _eligible(session, needs, rules, provider_ids):
+    """``{need key: [provider_id]}``: the providers (in id order) that each
+    need's ``member_of`` and its lease-pool rule (``rules``, by member
+    key) allow, read at once for every need."""
     roots = dict(session.execute(
         sa.select(_rp.c.id, _rp.c.root_provider_id)
         .where(_rp.c.id.in_(sorted(provider_ids)))).all())
     aggs = providers.aggregates_of(session, set(roots) | set(roots.values()))
     allowed = {}
-    for want in wants:
-        rule, member_of = rules[want.member_key], want.member_of
-        allowed[want.key] = [
+    for need in needs:
+        rule, member_of = rules[need.member_key], need.member_of
+        allowed[need.key] = [
             provider_id for provider_id in sorted(roots)
             if _allows(rule, member_of, aggs.get(provider_id, frozenset()),
                        aggs.get(roots[provider_id], frozenset()))]
@@ -147,14 +147,14 @@ def _pages(session, resource_classes):
         after, size = page[-1], size * 2
 
 
-def choose(session, wants, start, end, carrier, exclude_lease=None):
-    """Devices for every ``Want`` over ``[start, end)``: ``{want key:
+def choose(session, needs, start, end, carrier, exclude_lease=None):
+    """Devices for every ``DeviceNeed`` over ``[start, end)``: ``{need key:
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
     (each part at most the inventory's ``max_unit``). ``carrier`` (a
-    ``pools.Carrier``) carries the wants' member keys.
+    ``pools.Carrier``) carries the needs' member keys.
 
-    Providers are read a page at a time, every want served from one page
+    Providers are read a page at a time, every need served from one page
     before the next is read, which takes the same devices as reading them
     all: a fixed number of queries while the first page has room, however
     many devices and reservations there are (and of windows: only the
@@ -162,35 +162,35 @@ def choose(session, wants, start, end, carrier, exclude_lease=None):
 
     :raises NoValidAllocation: (409) not enough room.
     """
-    rules = pools.rules_for(session, [want.member_key for want in wants],
+    rules = pools.rules_for(session, [need.member_key for need in needs],
                             carrier)
-    left = {want.key: want.amount for want in wants}
-    chosen = {want.key: [] for want in wants}
-    for page in _pages(session, {want.resource_class for want in wants}):
+    left = {need.key: need.amount for need in needs}
+    chosen = {need.key: [] for need in needs}
+    for page in _pages(session, {need.resource_class for need in needs}):
         if not any(left.values()):
             break
         limits = capacity.load(session, provider_ids=page, resource_classes={
-            want.resource_class for want in wants}, promised=False)
+            need.resource_class for need in needs}, promised=False)
         free = _room(session, limits, start, end, exclude_lease)
-        eligible = _eligible(session, wants, rules, page)
-        for want in wants:
-            for provider_id in eligible[want.key]:
-                key = (provider_id, want.resource_class)
-                if not left[want.key]:
+        eligible = _eligible(session, needs, rules, page)
+        for need in needs:
+            for provider_id in eligible[need.key]:
+                key = (provider_id, need.resource_class)
+                if not left[need.key]:
                     break
                 if key not in free:
                     continue
-                part = min(left[want.key], free[key], limits[key].max_unit)
+                part = min(left[need.key], free[key], limits[key].max_unit)
                 if part > 0:
-                    chosen[want.key].append(
-                        (provider_id, want.resource_class, part))
+                    chosen[need.key].append(
+                        (provider_id, need.resource_class, part))
                     free[key] -= part
-                    left[want.key] -= part
-    for want in wants:
-        if left[want.key]:
+                    left[need.key] -= part
+    for need in needs:
+        if left[need.key]:
             raise exception.NoValidAllocation(reason=(
                 'no providers have room for %s:%d from %s to %s within the '
-                'requested aggregates' % (want.resource_class, want.amount,
+                'requested aggregates' % (need.resource_class, need.amount,
                                           calendar.isotime(start),
                                           calendar.isotime(end))))
     return chosen

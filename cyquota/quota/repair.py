@@ -98,7 +98,7 @@ def _expected_for(context, project_ids, resources=None):
     if resources is not None:
         used = used.where(_consumers.c.resource.in_(resources))
         reserved = reserved.where(_reservations.c.resource.in_(resources))
-    result = {}
+    result: dict[tuple[str, str], dict[str, int]] = {}
     with db_api.reader(context) as session:
         for field, query in (('used', used), ('reserved', reserved)):
             for project_id, resource, total in session.execute(query):
@@ -120,7 +120,7 @@ def find_drift(context, project_id=None, progress=None):
     """Every count that disagrees with its records, in (project, resource)
     order. Reads a batch of usage rows at a time; ``progress(done)`` is
     called after each batch."""
-    drift = []
+    drift: list[Drift] = []
     marker = None
     done = 0
     while True:
@@ -170,12 +170,19 @@ def _consumer_books(context, project_id=None):
         held = held.where(_consumers.c.project_id == project_id)
         pending = pending.where(_reservations.c.project_id == project_id)
     with db_api.reader(context) as session:
-        recorded = {tuple(row[:3]): row[3] for row in session.execute(held)}
+        recorded = {(project, resource, consumer): used
+                    for project, resource, consumer, used
+                    in session.execute(held)}
         attaching = set(map(tuple, session.execute(pending)))
     return recorded, attaching
 
 
-def _differing(recorded, wanted, attaching):
+#: A consumer's holding: ``(project_id, resource, consumer_id)``.
+_Holding = tuple[str, str, str]
+
+
+def _differing(recorded: dict[_Holding, int], wanted: dict[_Holding, int],
+               attaching: set[tuple[str, str]]) -> list[_Holding]:
     """The ``(project_id, resource, consumer_id)`` keys whose holding in
     ``recorded`` is not the one in ``wanted``, in order, leaving out the
     consumers still attaching."""
@@ -214,7 +221,7 @@ def placement_adoption(context, placement, project_id=None):
               for project, held in placement.items()
               for (resource, consumer), amount in held.items()
               if project_id in (None, project)}
-    adopt = {}
+    adopt: dict[str, dict[tuple[str, str], int]] = {}
     for key in _differing(recorded, wanted, attaching):
         adopt.setdefault(key[0], {})[key[1:]] = wanted.get(key, 0)
     return adopt
@@ -337,7 +344,7 @@ def sync(context, driver, project_id=None, progress=None,
     it what Placement's consumers hold (see ``placement_adoption``), and
     record every change as a ``placement_adopted`` drift event.
     """
-    adopt = {}
+    adopt: dict[str, dict[tuple[str, str], int]] = {}
     if from_reports:
         for item in find_report_drift(context, project_id):
             adopt.setdefault(item.project_id, {})[
@@ -345,7 +352,7 @@ def sync(context, driver, project_id=None, progress=None,
     elif placement is not None:
         adopt = placement_adoption(context, placement, project_id)
     made = _adopt(context, driver, adopt)
-    by_project = {}
+    by_project: dict[str, set[str]] = {}
     for item in find_drift(context, project_id=project_id,
                            progress=progress):
         by_project.setdefault(item.project_id, set()).add(item.resource)

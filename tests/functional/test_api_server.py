@@ -200,10 +200,13 @@ def test_host_and_port_options_override_the_configuration(tmp_path):
     configured = server.url
     server.port = api_server.support.free_port()
     server.url = 'http://localhost:%d' % server.port
-    with server.start(arguments=['--host', 'localhost',
-                                 '--port', str(server.port)]):
+    # start(), not ``with``: entering the server would start a second one.
+    server.start(arguments=['--host', 'localhost', '--port', str(server.port)])
+    try:
         assert requests.get(server.url + '/', timeout=30).ok
         with pytest.raises(requests.ConnectionError):
             requests.get(configured + '/', timeout=30)
+    finally:
+        server.stop()
     assert 'cyquota-api serving on http://localhost:%d' % server.port in (
         server.log())

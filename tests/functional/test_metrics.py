@@ -14,9 +14,9 @@ from prometheus_client import parser
 import pytest
 import requests
 
+from cyquota.api import metrics_page
+from cyquota.api import usage_gauges as usage
 from cyquota import conf
-from cyquota.metrics import exposition
-from cyquota.metrics import usage
 from cyquota import quota
 from tests import fixtures
 from tests.functional import api_server
@@ -227,7 +227,7 @@ def test_a_project_named_like_the_old_catch_all_is_not_merged(sqlite_db,
     conf.CONF.set_override('usage_projects', 2, 'metrics')
     try:
         samples = _samples(prometheus_client.generate_latest(
-            exposition.registry()).decode())
+            metrics_page.registry()).decode())
     finally:
         conf.CONF.clear_override('usage_projects', 'metrics')
     reserved = {labels: value for (name, labels), value in samples.items()

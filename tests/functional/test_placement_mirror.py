@@ -325,7 +325,7 @@ def test_placement_errors_are_one_line(cloud, tmp_path, ctx):
 
 def test_the_age_shows_in_metrics_and_healthcheck(cloud, node, ctx):
     from cyquota.api import healthcheck
-    from cyquota.metrics import mirror as mirror_metrics
+    from cyquota.api import mirror_gauges as mirror_metrics
 
     def gauges():
         return {family.name: family.samples[0].value

@@ -286,10 +286,10 @@ def test_a_port_in_use_is_one_line(tmp_path):
 
 
 def _doc_commands():
-    """``[(command, shown lines)]`` of doc/policy-example.rst."""
+    """``[(command, shown lines)]`` of doc/source/policy-example.rst."""
     from tests.unit import test_readme
     doc = pathlib.Path(__file__).resolve().parents[2] / 'doc' / \
-        'policy-example.rst'
+        'source' / 'policy-example.rst'
     return test_readme.steps(doc.read_text())
 
 

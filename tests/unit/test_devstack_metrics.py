@@ -28,7 +28,7 @@ def test_metrics_listener_for_a_scraper(tmp_path):
     assert calls['stack extra'][-1] == (
         'run_process', 'cyquota-metrics',
         '/usr/bin/env PROMETHEUS_MULTIPROC_DIR=%s %s -m '
-        'cyquota.metrics.listener --config-file %s'
+        'cyquota.api.metrics_listener --config-file %s'
         % (host.metrics_dir, sys.executable, host.conf))
     assert not stale.exists()
     assert calls['unstack'][-1] == ('stop_process', 'cyquota-metrics')

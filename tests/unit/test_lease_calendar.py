@@ -301,7 +301,7 @@ def uneven(ctx):
                                    min_size=1, max_size=6))
 def test_a_page_at_a_time_chooses_as_all_at_once(sqlite_db, uneven,
                                                  monkeypatch, amounts):
-    wants = [windows.Want('w%d' % n, 'FPGA', amount, member_of.parse(
+    wants = [windows.DeviceNeed('w%d' % n, 'FPGA', amount, member_of.parse(
         ['in:' + uneven.aggregate('even')] if even else []))
         for n, (amount, even) in enumerate(amounts)]
 

@@ -74,7 +74,7 @@ def statements():
             seen.append(_shape(statement))
 
     engines = [db_api.get_engine()]
-    if one_statement.has_them(engines[0].dialect):
+    if one_statement.available_on(engines[0].dialect):
         engines.append(db_api.get_autocommit_engine())
     for engine in engines:
         sa.event.listen(engine, 'before_cursor_execute', record)

@@ -1,5 +1,6 @@
 """The shared limit cache (on fakeredis): generations, TTL, Redis trouble,
-and the local source's invalidation on every write."""
+and the local source's invalidation on every write, through the cache put
+in front of the loaded source."""
 
 import logging
 
@@ -9,8 +10,8 @@ import pytest
 from cyquota.conf import CONF
 from cyquota import exception
 from cyquota import quota
+from cyquota.quota import limits
 from cyquota.quota.limits import cache as limit_cache
-from cyquota.quota.limits import local
 
 R = 'FPGA'
 
@@ -83,7 +84,7 @@ def sources(request, sqlite_db, server, monkeypatch):
     CONF.set_override('limit_cache_url', 'redis://127.0.0.1:1/0', 'quota')
     CONF.set_override('enforcement_model', request.param, 'quota')
     quota.QUOTAS.reset()
-    return quota.QUOTAS.limits, local.LocalLimitSource()
+    return quota.QUOTAS.limits, limits.load_source()
 
 
 def test_a_write_is_seen_at_once_by_a_cache_holder(sources, ctx):

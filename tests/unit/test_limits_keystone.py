@@ -37,14 +37,14 @@ def unreachable():
 def test_resource_name_format_must_name_the_resource():
     CONF.set_override('keystone_resource_name_format', 'class:FPGA', 'quota')
     with pytest.raises(exception.Invalid) as caught:
-        keystone.KeystoneLimitSource(cache=None)
+        keystone.KeystoneLimitSource()
     assert 'keystone_resource_name_format' in str(caught.value)
 
 
 @pytest.mark.parametrize('strategy, limit', [('require', 0), ('ignore', -1)])
 def test_unregistered_resource_strategy(strategy, limit):
     CONF.set_override('unregistered_resource_strategy', strategy, 'quota')
-    assert keystone.KeystoneLimitSource(cache=None).unregistered_limit == limit
+    assert keystone.KeystoneLimitSource().unregistered_limit == limit
 
 
 def test_keystone_model_names_map_to_cyquota_names():
@@ -59,7 +59,7 @@ def test_keystone_model_names_map_to_cyquota_names():
     ('delete_project_limit', ('p1', R)),
     ('set_project', ('p1',))])
 def test_writes_are_refused_as_read_only(ctx, write, args):
-    source = keystone.KeystoneLimitSource(cache=None)
+    source = keystone.KeystoneLimitSource()
     with pytest.raises(exception.LimitSourceReadOnly) as caught:
         getattr(source, write)(ctx, *args)
     assert caught.value.code == 409

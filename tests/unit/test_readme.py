@@ -1,10 +1,10 @@
 """The examples a user pastes work as written, against a real
 cyquota-all-in-one on the embedded default.
 
-Every console block of README.rst and doc/osc.rst is either run or named
-in ``NOT_RUN`` with the reason. A file's blocks run in document order in
-one bash session (so variables carry over, as in a reader's terminal), in
-a fresh service's directory, with ``.venv`` the project's virtualenv;
+Every console block of README.rst and doc/source/osc.rst is either run or
+named in ``NOT_RUN`` with the reason. A file's blocks run in document order
+in one bash session (so variables carry over, as in a reader's terminal),
+in a fresh service's directory, with ``.venv`` the project's virtualenv;
 what each ``$`` line prints must be what the document shows, up to uuids,
 times and request ids. A shown line ``...`` stands for any lines, a shown
 line ending in ``...`` for any line that starts with the rest.
@@ -22,7 +22,7 @@ from benchmarks import support
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = ROOT / 'README.rst'
-OSC_DOC = ROOT / 'doc' / 'osc.rst'
+OSC_DOC = ROOT / 'doc' / 'source' / 'osc.rst'
 
 #: Console blocks not run, by (file, section title), and why.
 NOT_RUN = {

@@ -4,19 +4,41 @@ The schemas check the shape and the JSON types, naming the field they
 refuse; the values (dates and their offsets, ``"now"``, the window,
 amounts, resource types, ``member_of`` values, pool keys) are checked by
 the LeaseEngine, whose ``InvalidLease`` names the field and the value.
+The descriptions say what the LeaseEngine takes; the OpenAPI document
+shows them.
 """
 
+from cyquota.db import models
+
 _STRING_OR_NULL = {'type': ['string', 'null']}
+_NAME = {'type': 'string', 'description': '1 to 255 characters.'}
+_AMOUNT = {'type': 'integer', 'description': '1 to %d.' % models.MAX_COUNT}
+_MEMBER_OF = {
+    'type': 'array', 'items': {'type': 'string'},
+    'description': 'Placement ``member_of`` values (``U``, ``in:U1,U2``, '
+                   '``!U``, ``!in:U1,U2``), ANDed.'}
+_MEMBER_KEY = {
+    'type': ['string', 'null'],
+    'description': "A pool key, ``reservation:<id>``: a capability of the "
+                   "projects the pool aggregate's ``filter_tenant_id`` "
+                   "metadata names (the operator's when it names none); a "
+                   "key the caller may not carry is answered as one no "
+                   "aggregate holds."}
+
+
+def _fixed(schema):
+    """``schema`` of a field GET shows that a PUT may repeat unchanged."""
+    return dict(schema, description='As GET shows it; it cannot change.')
+
 
 _RESERVATION = {
     'type': 'object',
     'properties': {
-        # accelerator:<RESOURCE>
-        'resource_type': {'type': 'string'},
-        'amount': {'type': 'integer'},
-        # Placement member_of values, ANDed.
-        'member_of': {'type': 'array', 'items': {'type': 'string'}},
-        'member_key': _STRING_OR_NULL,
+        'resource_type': {'type': 'string',
+                          'description': '``accelerator:<RESOURCE>``.'},
+        'amount': _AMOUNT,
+        'member_of': _MEMBER_OF,
+        'member_key': _MEMBER_KEY,
     },
     'required': ['resource_type', 'amount'],
     'additionalProperties': False,
@@ -28,13 +50,20 @@ POST_LEASE = {
         'lease': {
             'type': 'object',
             'properties': {
-                'name': {'type': 'string'},
-                # An admin's lease for another project.
-                'project_id': {'type': 'string'},
-                # ISO 8601 with a UTC offset, or "now"; null or absent
-                # is now.
-                'start_date': _STRING_OR_NULL,
-                'end_date': {'type': 'string'},
+                'name': _NAME,
+                'project_id': {
+                    'type': 'string',
+                    'description': "Another project than the caller's "
+                                   '(admins).'},
+                'start_date': {
+                    'type': ['string', 'null'],
+                    'description': 'ISO 8601 with a UTC offset, or '
+                                   '``"now"``; null or absent is now, at '
+                                   'most 60 s in the past.'},
+                'end_date': {
+                    'type': 'string',
+                    'description': 'ISO 8601 with a UTC offset, after '
+                                   'start_date.'},
                 'reservations': {
                     'type': 'array',
                     'minItems': 1,
@@ -65,38 +94,42 @@ PUT_LEASE = {
         'lease': {
             'type': 'object',
             'properties': {
-                'name': {'type': 'string'},
-                'start_date': {'type': 'string'},
-                'end_date': {'type': 'string'},
-                # Reservations are matched by id; only amounts change.
+                'name': _NAME,
+                'start_date': {
+                    'type': 'string',
+                    'description': 'ISO 8601 with a UTC offset, or '
+                                   '``"now"`` (while ``PENDING``).'},
+                'end_date': {'type': 'string',
+                             'description': 'ISO 8601 with a UTC offset.'},
                 'reservations': {
                     'type': 'array',
+                    'description': 'Reservations matched by ``id``; only '
+                                   'their amounts change (while '
+                                   '``PENDING``).',
                     'items': {
                         'type': 'object',
                         'properties': {
                             'id': {'type': 'string'},
-                            'amount': {'type': 'integer'},
-                            # What GET shows, repeated unchanged (the
-                            # LeaseEngine refuses a change).
-                            'resource_type': {'type': 'string'},
-                            'member_of': {'type': 'array',
-                                          'items': {'type': 'string'}},
-                            'member_key': _STRING_OR_NULL,
-                            'allocations': {'type': 'array',
-                                            'items': _ALLOCATION},
+                            'amount': _AMOUNT,
+                            'resource_type': _fixed({'type': 'string'}),
+                            'member_of': _fixed({
+                                'type': 'array',
+                                'items': {'type': 'string'}}),
+                            'member_key': _fixed(_STRING_OR_NULL),
+                            'allocations': _fixed({'type': 'array',
+                                                   'items': _ALLOCATION}),
                         },
                         'required': ['id'],
                         'additionalProperties': False,
                     },
                 },
-                # What GET shows, repeated unchanged.
-                'id': {'type': 'string'},
-                'project_id': {'type': 'string'},
-                'user_id': _STRING_OR_NULL,
-                'status': {'type': 'string'},
-                'status_reason': _STRING_OR_NULL,
-                'created_at': _STRING_OR_NULL,
-                'updated_at': _STRING_OR_NULL,
+                'id': _fixed({'type': 'string'}),
+                'project_id': _fixed({'type': 'string'}),
+                'user_id': _fixed(_STRING_OR_NULL),
+                'status': _fixed({'type': 'string'}),
+                'status_reason': _fixed(_STRING_OR_NULL),
+                'created_at': _fixed(_STRING_OR_NULL),
+                'updated_at': _fixed(_STRING_OR_NULL),
             },
             'additionalProperties': False,
         },

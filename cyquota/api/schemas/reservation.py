@@ -2,30 +2,48 @@
 
 The schemas check the JSON types; the values (project id form, known
 resources, non-zero amounts, dates, uuids) are checked by the
-QuotaEngine's validation, whose errors name the field and the value.
+QuotaEngine's validation, whose errors name the field and the value; the
+descriptions say what it takes.
 """
 
 _STRING_OR_NULL = {'anyOf': [{'type': 'string'}, {'type': 'null'}]}
+_PROJECT_ID = {'type': 'string',
+               'description': 'A project id (1 to 64 letters, digits, ``-`` '
+                              'or ``_``).'}
 
 POST_RESERVATION = {
     'type': 'object',
     'properties': {
-        'project_id': {'type': 'string'},
+        'project_id': _PROJECT_ID,
         'deltas': {
             'type': 'object',
             'minProperties': 1,
             'additionalProperties': {'type': 'integer'},
+            'description': '``{resource: non-zero amount}``.',
         },
-        # Seconds from now, or an ISO 8601 date and time: the form is
-        # checked here, the value by the engine (it says why it refuses).
-        'expire': {'anyOf': [{'type': 'integer'}, {'type': 'string'},
-                             {'type': 'null'}]},
-        'request_id': _STRING_OR_NULL,
+        'expire': {
+            'anyOf': [{'type': 'integer'}, {'type': 'string'},
+                      {'type': 'null'}],
+            'description': 'When the reservation expires: whole seconds '
+                           'from now (at most ten years), an ISO 8601 date '
+                           'and time with a UTC offset, or null for '
+                           '``[quota] reservation_expire`` seconds from now; '
+                           'the forms the Python and RPC interfaces take, '
+                           'less fractional seconds.',
+        },
+        'request_id': dict(_STRING_OR_NULL, description=(
+            'The same request_id again returns the same reservations.')),
         'consumer_id': _STRING_OR_NULL,
-        'dry_run': {'type': 'boolean'},
-        # Placement's allocation-candidate query parameters.
+        'dry_run': {'type': 'boolean', 'default': False},
         'devices': {
             'type': 'object',
+            'description': 'Devices to allocate to ``consumer_id`` '
+                           "(required then), as Placement's "
+                           'allocation-candidate query parameters '
+                           '(``resources``, ``member_of``, ``resourcesN``, '
+                           '``member_ofN``, ``group_policy``, '
+                           '``member_key``), whose totals equal the positive '
+                           'deltas. Rollback and expiry free them.',
             'additionalProperties': {'anyOf': [
                 {'type': 'string'},
                 {'type': 'array', 'items': {'type': 'string'}}]},
@@ -38,11 +56,11 @@ POST_RESERVATION = {
 FINISH_RESERVATIONS = {
     'type': 'object',
     'properties': {
-        'project_id': {'type': 'string'},
+        'project_id': _PROJECT_ID,
         'reservations': {
             'type': 'array',
             'minItems': 1,
-            'items': {'type': 'string'},
+            'items': {'type': 'string', 'description': 'A uuid.'},
         },
     },
     'required': ['project_id', 'reservations'],

@@ -13,6 +13,8 @@ class DateTime(wtypes.UserType):
 
     basetype = wtypes.text
     name = 'datetime'
+    #: What the OpenAPI document shows of it.
+    json_schema = {'type': 'string', 'format': 'date-time'}
 
     def validate(self, value):
         if not isinstance(value, datetime.datetime):

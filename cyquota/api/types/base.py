@@ -1,7 +1,15 @@
-"""``APIBase``: the WSME complex type every body and part of a body is."""
+"""``APIBase``: the WSME complex type every body and part of a body is;
+``Field``: an attribute of an answer that may be null or absent."""
 
+import wsme
 from wsme.rest import json as wsme_json
 from wsme import types as wtypes
+
+
+#: JSON Schema keywords of a limit (-1 is unlimited) and of a count, for
+#: ``Field(schema=...)``.
+LIMIT = {'minimum': -1}
+COUNT = {'minimum': 0}
 
 
 def _from_value(datatype, value):
@@ -16,6 +24,26 @@ def _from_value(datatype, value):
         return {key: _from_value(datatype.value_type, item)
                 for key, item in value.items()}
     return value
+
+
+class Field(wsme.wsattr):
+    """An attribute of an answer, with what its WSME type does not say and
+    the OpenAPI document (``cyquota.api.openapi_document``) shows.
+
+    An answer's attribute is always present and never null unless it is a
+    ``Field`` that says otherwise: ``nullable`` (it may be null),
+    ``optional`` (it may be absent). ``description`` explains it, and
+    ``schema`` adds JSON Schema keywords the type cannot carry (a
+    ``format``, a ``minimum``). Rendering is WSME's, unchanged.
+    """
+
+    def __init__(self, datatype, nullable=False, optional=False,
+                 description=None, schema=None):
+        super().__init__(datatype)
+        self.nullable = nullable
+        self.optional = optional
+        self.description = description
+        self.schema = dict(schema or {})
 
 
 class APIBase(wtypes.Base):

@@ -68,13 +68,14 @@ class CreateRequest(base.APIBase):
     lease = wsme.wsattr(LeaseRequest, mandatory=True)
 
 
-class Allocation(base.APIBase):
+class LeaseAllocation(base.APIBase):
     """A device the lease holds: its resource provider and how much of
     it."""
 
-    id = wtypes.text
+    id = base.Field(wtypes.text, schema={'format': 'uuid'},
+                    description="The device's resource provider uuid.")
     resource_provider_name = wtypes.text
-    amount = int
+    amount = base.Field(int, schema={'minimum': 1})
 
 
 class ReservationChange(base.APIBase):
@@ -86,7 +87,7 @@ class ReservationChange(base.APIBase):
     resource_type = wtypes.text
     member_of = [wtypes.text]
     member_key = wtypes.text
-    allocations = [Allocation]
+    allocations = [LeaseAllocation]
 
 
 class LeaseChanges(base.APIBase):
@@ -112,32 +113,40 @@ class UpdateRequest(base.APIBase):
     lease = wsme.wsattr(LeaseChanges, mandatory=True)
 
 
-class Reservation(base.APIBase):
-    """A resource of a lease, with the devices chosen for it."""
+class LeaseReservation(base.APIBase):
+    """A resource of a lease, with the devices chosen for it (empty once
+    the lease has ended)."""
 
     id = wtypes.text
-    resource_type = wtypes.text
-    amount = int
+    resource_type = base.Field(
+        wtypes.text,
+        description='``accelerator:<RESOURCE>``, e.g. ``accelerator:FPGA``.')
+    amount = base.Field(int, schema={'minimum': 1})
     member_of = [wtypes.text]
-    member_key = wtypes.text
-    allocations = [Allocation]
+    member_key = base.Field(wtypes.text, nullable=True)
+    allocations = [LeaseAllocation]
+
+
+_DATE = {'format': 'date-time'}
 
 
 class Lease(base.APIBase):
-    """A lease of accelerators for ``[start_date, end_date)``; dates are
-    ISO 8601 with their UTC offset, as the LeaseEngine renders them."""
+    """Accelerators a project holds for ``[start_date, end_date)``; dates
+    are ISO 8601 with their UTC offset, as the LeaseEngine renders them."""
 
     id = wtypes.text
     name = wtypes.text
     project_id = wtypes.text
-    user_id = wtypes.text
-    start_date = wtypes.text
-    end_date = wtypes.text
+    user_id = base.Field(wtypes.text, nullable=True)
+    start_date = base.Field(wtypes.text, schema=_DATE)
+    end_date = base.Field(wtypes.text, schema=_DATE)
     status = wtypes.Enum(wtypes.text, *STATUSES)
-    status_reason = wtypes.text
-    created_at = wtypes.text
-    updated_at = wtypes.text
-    reservations = [Reservation]
+    status_reason = base.Field(
+        wtypes.text, nullable=True,
+        description="Why the lease is in ERROR (the filter's message).")
+    created_at = base.Field(wtypes.text, schema=_DATE)
+    updated_at = base.Field(wtypes.text, nullable=True, schema=_DATE)
+    reservations = [LeaseReservation]
 
 
 class LeaseResponse(base.APIBase):
@@ -151,4 +160,4 @@ class LeasesResponse(base.APIBase):
     ``next`` link in ``leases_links`` when the page is full."""
 
     leases = [Lease]
-    leases_links = [link.Link]
+    leases_links = base.Field([link.Link], optional=True)

@@ -6,6 +6,10 @@ from wsme import types as wtypes
 from cyquota.api.types import attributes
 from cyquota.api.types import base
 
+#: The enforcement models' names (``cyquota.quota.limits``; the API layer
+#: does not import the engine for them).
+MODEL_NAMES = ('flat', 'strict-two-level')
+
 
 class LimitRequest(base.APIBase):
     """Body of ``PUT /v1/limits/{project_id}/{resource}``."""
@@ -18,7 +22,7 @@ class Limit(base.APIBase):
 
     project_id = wtypes.text
     resource = wtypes.text
-    resource_limit = int
+    resource_limit = base.Field(int, schema=base.LIMIT)
 
 
 class LimitResponse(base.APIBase):
@@ -36,7 +40,7 @@ class LimitsResponse(base.APIBase):
 class Model(base.APIBase):
     """The enforcement model: ``flat`` or ``strict-two-level``."""
 
-    name = wtypes.text
+    name = base.Field(wtypes.text, schema={'enum': list(MODEL_NAMES)})
     description = wtypes.text
 
 

@@ -19,8 +19,8 @@ class Project(base.APIBase):
     """A registered project; ``parent_id`` is null for a root."""
 
     id = wtypes.text
-    parent_id = wtypes.text
-    name = wtypes.text
+    parent_id = base.Field(wtypes.text, nullable=True)
+    name = base.Field(wtypes.text, nullable=True)
 
 
 class ProjectResponse(base.APIBase):

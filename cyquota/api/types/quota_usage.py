@@ -7,33 +7,40 @@ from cyquota.api.types import base
 from cyquota.api.types import link
 
 
-class TreeUsage(base.APIBase):
+class Counts(base.APIBase):
+    """The counts of one resource (a limit of -1 is unlimited); each
+    subclass places them among its own keys (``_wsme_attr_order``: WSME
+    would put a base class's attributes last)."""
+
+    limit = base.Field(int, schema=base.LIMIT)
+    used = base.Field(int, schema=base.COUNT)
+    reserved = base.Field(int, schema=base.COUNT)
+    leased = base.Field(int, schema=base.COUNT)
+    promised = base.Field(int, schema=base.COUNT)
+    available = base.Field(int, schema=base.LIMIT)
+
+
+#: The keys of ``Counts``, in their order.
+COUNTS = ('limit', 'used', 'reserved', 'leased', 'promised', 'available')
+
+
+class TreeUsage(Counts):
     """A whole project tree's counts of one resource under
     strict-two-level: its root's limit, every member's usage."""
 
+    _wsme_attr_order = ('root_id',) + COUNTS
     root_id = wtypes.text
-    limit = int
-    used = int
-    reserved = int
-    leased = int
-    promised = int
-    available = int
 
 
-class ResourceUsage(base.APIBase):
+class ResourceUsage(Counts):
     """A project's counts of one resource; a ``limit`` and ``available``
     of -1 mean unlimited. ``leased``: held by active leases, part of
     ``used``; ``promised``: the peak of pending leases from now on, kept
     free (``available = limit - used - reserved - promised``). ``tree``
     only under strict-two-level."""
 
-    limit = int
-    used = int
-    reserved = int
-    leased = int
-    promised = int
-    available = int
-    tree = TreeUsage
+    _wsme_attr_order = COUNTS + ('tree',)
+    tree = base.Field(TreeUsage, optional=True)
 
 
 class QuotaUsage(base.APIBase):
@@ -41,7 +48,10 @@ class QuotaUsage(base.APIBase):
     for a root (or a project the limit source does not place)."""
 
     project_id = wtypes.text
-    parent_id = wtypes.text
+    parent_id = base.Field(
+        wtypes.text, nullable=True,
+        description="The project's parent in the limit source (Keystone's "
+                    'domain for a top-level project).')
     resources = {wtypes.text: ResourceUsage}
 
 
@@ -51,17 +61,12 @@ class QuotaUsageResponse(base.APIBase):
     quota_usage = QuotaUsage
 
 
-class UsageRow(base.APIBase):
+class UsageRow(Counts):
     """One project's counts of one resource, in a listing."""
 
+    _wsme_attr_order = ('project_id', 'resource') + COUNTS
     project_id = wtypes.text
     resource = wtypes.text
-    limit = int
-    used = int
-    reserved = int
-    leased = int
-    promised = int
-    available = int
 
 
 class QuotaUsagesResponse(base.APIBase):
@@ -69,4 +74,4 @@ class QuotaUsagesResponse(base.APIBase):
     link in ``quota_usages_links`` when the page is full."""
 
     quota_usages = [UsageRow]
-    quota_usages_links = [link.Link]
+    quota_usages_links = base.Field([link.Link], optional=True)

@@ -18,7 +18,7 @@ class RegisteredLimit(base.APIBase):
     means unlimited."""
 
     resource = wtypes.text
-    default_limit = int
+    default_limit = base.Field(int, schema=base.LIMIT)
 
 
 class RegisteredLimitResponse(base.APIBase):

@@ -71,7 +71,7 @@ class ProviderAllocation(base.APIBase):
     """The devices one resource provider gives a consumer, as Placement
     shows them: ``{"resources": {resource class: amount}}``."""
 
-    resources = {wtypes.text: int}
+    resources = base.Field({wtypes.text: int}, optional=True)
 
 
 class ReserveResponse(base.APIBase):
@@ -82,27 +82,34 @@ class ReserveResponse(base.APIBase):
     ``overs`` that refused it, ``reservations`` empty.
     """
 
-    dry_run = bool
-    allowed = bool
-    overs = [Over]
-    reservations = [wtypes.text]
+    dry_run = base.Field(bool, optional=True)
+    allowed = base.Field(bool, optional=True)
+    overs = base.Field([Over], optional=True)
+    reservations = base.Field(
+        [wtypes.text], schema={'items': {'type': 'string', 'format': 'uuid'}},
+        description='The reservations made (their uuids); '
+        'a dry run: empty, or those of an earlier reserve with the same '
+        'request_id.')
     expire = attributes.DATETIME
-    allocations = {wtypes.text: ProviderAllocation}
+    allocations = base.Field(
+        {wtypes.text: ProviderAllocation}, optional=True,
+        description="With ``devices``, the devices allocated, as Placement "
+                    "shows a consumer's allocations.")
 
 
 class Reservation(base.APIBase):
     """One row of the ledger's reservations."""
 
-    uuid = wtypes.text
+    uuid = base.Field(wtypes.text, schema={'format': 'uuid'})
     project_id = wtypes.text
     resource = wtypes.text
     delta = int
     status = wtypes.Enum(wtypes.text, *models.STATUSES)
-    request_id = wtypes.text
-    consumer_id = wtypes.text
-    expire = attributes.DATETIME
+    request_id = base.Field(wtypes.text, nullable=True)
+    consumer_id = base.Field(wtypes.text, nullable=True)
+    expire = base.Field(attributes.DATETIME, nullable=True)
     created_at = attributes.DATETIME
-    updated_at = attributes.DATETIME
+    updated_at = base.Field(attributes.DATETIME, nullable=True)
 
 
 class ReservationsResponse(base.APIBase):
@@ -111,4 +118,4 @@ class ReservationsResponse(base.APIBase):
     full."""
 
     reservations = [Reservation]
-    reservations_links = [link.Link]
+    reservations_links = base.Field([link.Link], optional=True)

@@ -19,9 +19,9 @@ Locking discipline, the whole of the ledger's concurrency story:
   enforcement model's rule reads (under strict-two-level, the
   ``tree_usages`` rows of the project's root), then the project's
   ``quota_usages`` rows in resource order, then ``consumer_usages`` rows,
-  then device providers in id order. The rare deadlock or lost race to create a
-  first row is retried as a whole transaction
-  (``db_api.retry_on_conflict``).
+  then device providers (a claim's update of their generations). The rare
+  deadlock or lost race to create a first row is retried as a whole
+  transaction (``db_api.retry_on_conflict``).
 * A reservation's status changes only from ``reserved``, and only while
   its row is locked, so each reservation ends exactly once; its resource
   and delta never change, so they may be read unlocked.
@@ -38,28 +38,10 @@ Locking discipline, the whole of the ledger's concurrency story:
   exactly why (a reserve rolls its attempt back first).
 * On PostgreSQL and MariaDB each of these common operations, of one
   resource or of several, is one statement that is its own transaction,
-  on an autocommit connection (one round trip, outside any transaction
-  of the caller's: ``one_statement``). On PostgreSQL it is a SELECT of
-  data-modifying CTEs, each reading the one before, so the lock order
-  above holds inside the statement: a reserve of one resource chains its
-  conditional UPDATE and the INSERT of its reservation; of several, it
-  locks the project's usage rows of those resources first, in resource
-  order (``ORDER BY resource FOR UPDATE``), judges every delta against
-  the rows as locked, then changes them in one UPDATE and inserts every
-  reservation in one INSERT. A commit or rollback ends the reservation
-  rows (``UPDATE ... RETURNING``), then (of several resources) locks
-  their usage rows in resource order the same way, moves the counts,
-  then (a commit) what their consumers hold. Where its first step
-  changes nothing, nothing is written; where a later one does not hold,
-  it raises to roll back what it wrote. MariaDB runs the same steps in
-  one compound statement (``BEGIN NOT ATOMIC``), one after the other in
-  a transaction of its own, the usage rows of several resources in one
-  UPDATE through their unique index ``ORDER BY resource``; it ends that
-  way reservations each of a resource of its own (an attach or detach
-  of several), or all of one resource (a commit: of one consumer).
-  Neither ends a reservation past its expiry, nor (a rollback) one
-  holding devices; whatever the one statement leaves, the steps decide,
-  as on SQLite, where each step is one statement for every resource.
+  one round trip in which the lock order above holds too: how, server by
+  server, is told once, in ``one_statement``. Whatever it leaves, the
+  steps decide, as on SQLite, where each step is one statement for every
+  resource.
 * Every read that follows a lock sees all that was committed under it:
   PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
   to READ COMMITTED too (``db_api``).
@@ -69,8 +51,8 @@ Locking discipline, the whole of the ledger's concurrency story:
   different children of one root queue on the root's rows, so the tree
   check sees every earlier one.
 * Device allocations are claimed inside the reserve's transaction, after
-  the usage rows (``cyquota.placement.allocations`` locks the chosen
-  providers in id order).
+  the usage rows (``cyquota.placement.allocations`` writes them against
+  the chosen providers' generations, which locks those rows).
 
 Input is validated by the QuotaEngine before it reaches the ledger.
 """

@@ -10,10 +10,13 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
 from cyquota.db import models
+from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 
 _consumers = sql.CONSUMERS
+_ADDING = binds.Binds(binds.names_of(sql.ADD_TO_CONSUMER),
+                      sql.ConsumerChange)
 
 
 def _where(project_id, resource, consumer_id):
@@ -26,10 +29,9 @@ def add(conn, project_id, resource, consumer_id, delta):
     """Add ``delta`` to what ``consumer_id`` (None: nobody in particular)
     holds, stopping at zero; what could not be taken is drift."""
     consumer = consumer_id or ''
-    if conn.execute(sql.ADD_TO_CONSUMER, dict(
-            _project_id=project_id, _resource=resource,
-            _consumer_id=consumer, _delta=delta,
-            _now=models.utcnow())).rowcount:
+    if conn.execute(sql.ADD_TO_CONSUMER, _ADDING(sql.ConsumerChange(
+            project_id, resource, consumer, delta,
+            models.utcnow()))).rowcount:
         return
     if delta > 0:
         conn.execute(_consumers.insert().values(
@@ -50,12 +52,12 @@ def add(conn, project_id, resource, consumer_id, delta):
 def add_ended(conn, project_id, rows, together=False):
     """Add what the committed reservation ``rows`` took to what their
     consumers hold, by (resource, consumer), in that order: where every
-    delta is positive, one upsert for all (``_upsert``); the others row
+    delta is positive, one upsert for all (``upsert``); the others row
     by row, in creation order, as ``add``. ``together``: where every
     delta of several is negative, one conditional UPDATE for all, where
     the driver counts the rows of a batch; returns False if one would go
     below zero (the transaction must then roll back), else True."""
-    deltas = {}
+    deltas: dict[tuple[str, str], list] = {}
     for row in rows:
         deltas.setdefault((row.resource, row.consumer_id or ''), []).append(
             row.delta)
@@ -65,19 +67,21 @@ def add_ended(conn, project_id, rows, together=False):
             for (resource, consumer), group in sorted(deltas.items())
             if min(group) > 0]
     if held:
-        conn.execute(_upsert(conn.dialect.name),
+        conn.execute(upsert(conn.dialect.name),
                      held if len(held) > 1 else held[0])
-    taken = [dict(_project_id=project_id, _resource=resource,
-                  _consumer_id=consumer, _delta=sum(group), _now=now)
+    taken = [sql.ConsumerChange(project_id, resource, consumer,
+                                sum(group), now)
              for (resource, consumer), group in sorted(deltas.items())
              if max(group) < 0]
     if (together and len(taken) > 1
             and conn.dialect.supports_sane_multi_rowcount):
         # Each UPDATE changes at most its one consumer row.
-        if conn.execute(sql.ADD_TO_CONSUMER, taken).rowcount != len(taken):
+        if conn.execute(sql.ADD_TO_CONSUMER, [
+                _ADDING(change) for change in taken]
+        ).rowcount != len(taken):
             return False
         taken = []
-    steps = {(t['_resource'], t['_consumer_id']) for t in taken}
+    steps = {(change.resource, change.consumer_id) for change in taken}
     for row in rows:
         key = (row.resource, row.consumer_id or '')
         if key in steps or min(deltas[key]) < 0 < max(deltas[key]):
@@ -86,20 +90,20 @@ def add_ended(conn, project_id, rows, together=False):
 
 
 @functools.lru_cache(maxsize=None)
-def _upsert(dialect_name):
+def upsert(dialect_name):
     """The INSERT of a consumer's row that adds to the row where there is
     one already, for the server ``dialect_name``."""
     if dialect_name == 'mysql':
-        upsert = mysql.insert(_consumers)
-        return upsert.on_duplicate_key_update(
-            used=_consumers.c.used + upsert.inserted.used,
-            updated_at=upsert.inserted.created_at)
+        statement = mysql.insert(_consumers)
+        return statement.on_duplicate_key_update(
+            used=_consumers.c.used + statement.inserted.used,
+            updated_at=statement.inserted.created_at)
     dialect = {'postgresql': postgresql, 'sqlite': sqlite}[dialect_name]
-    upsert = dialect.insert(_consumers)
-    return upsert.on_conflict_do_update(
+    statement = dialect.insert(_consumers)
+    return statement.on_conflict_do_update(
         index_elements=['project_id', 'resource', 'consumer_id'],
-        set_=dict(used=_consumers.c.used + upsert.excluded.used,
-                  updated_at=upsert.excluded.created_at))
+        set_=dict(used=_consumers.c.used + statement.excluded.used,
+                  updated_at=statement.excluded.created_at))
 
 
 def holds(conn, project_id, consumer_id):

@@ -81,7 +81,7 @@ class LeaseHoldings:
         """``{(calendar key, holder, resource): [Window]}`` overlapping
         ``[start, end)`` at every level of ``resources``: one query per
         level."""
-        wanted = {}
+        wanted: dict[tuple[str, str], set[str]] = {}
         for resource in resources:
             for level in self._levels(resource):
                 wanted.setdefault((level.calendar_key, level.holder_id),
@@ -126,7 +126,7 @@ class LeaseHoldings:
         read for every level of the event at once (a query per table)."""
         key = (level.table.name, level.counts.id)
         if key not in self._instants:
-            ids = {}
+            ids: dict[sa.Table, set[int]] = {}
             for resource in self._usages:
                 for each in self._levels(resource):
                     ids.setdefault(each.table, set()).add(each.counts.id)
@@ -189,7 +189,7 @@ class LeaseHoldings:
         """An active lease gives ``amount`` back (never below zero)."""
         for level in self._levels(resource):
             level.counts.leased = max(0, level.counts.leased - amount)
-        applied = -self._usages[resource].add('used', -amount)
+        applied = self._usages[resource].take('used', amount)
         if applied < amount:
             usage_rows.record_drift(
                 self._conn, self.project_id, resource, lease_id,
@@ -203,7 +203,7 @@ class LeaseHoldings:
         """Recompute ``promised`` of ``resources`` at every level: the
         peak of pending leases from ``now`` on (one query per level)."""
         now = now or models.utcnow()
-        wanted = {}
+        wanted: dict[tuple[str, str], list] = {}
         for resource in resources:
             for level in self._levels(resource):
                 wanted.setdefault((level.calendar_key, level.holder_id),

@@ -78,7 +78,7 @@ class Reads:
             for resource in resources]).subquery('wanted')
         # The limit's rule, of each wanted resource in turn.
         limit = visitors.replacement_traverse(
-            limit, {}, lambda element: wanted.c.resource if (
+            limit, {}, lambda element, **_kw: wanted.c.resource if (
                 isinstance(element, sa.BindParameter)
                 and element.key == '_resource') else None)
         return (

@@ -44,7 +44,7 @@ class Release:
             rows = []
             for resource, amount in deltas.items():
                 usage = usages[resource]
-                applied = -usage.add('used', -amount)
+                applied = usage.take('used', amount)
                 if applied < amount:
                     usage_rows.record_drift(
                         session, project_id, resource, consumer_id,

@@ -5,8 +5,8 @@ decide, each count is changed by one conditional UPDATE that adds a
 positive delta to ``reserved`` only if the total fits the limit (read by
 the statement itself when the limits are in this database), or checks
 that a negative one leaves ``used`` at zero or more, and the reservation
-rows are inserted without reading any usage row; on PostgreSQL and
-MariaDB all of it is one statement (``one_statement``), elsewhere one
+rows are inserted without reading any usage row: on PostgreSQL and
+MariaDB in one statement (``one_statement`` tells how), elsewhere one
 statement for the UPDATEs of every resource and one for the INSERTs
 (where the driver counts the rows of a batch). Anything else,
 and any such UPDATE that changes no row (no row yet, over quota,
@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
+from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import one_statement
-from cyquota.quota.ledger.one_statement import binds
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 from cyquota.quota.limits import model as model_protocol
@@ -49,6 +49,11 @@ class Reserve:
         self._limit_in_sql = limit is not None
         self._limit = sa.bindparam('_limit') if limit is None else limit
         self._statement = sql.reserve_if_fits(self._limit)
+        #: The binds of each resource's statements, one by one.
+        self._binds = binds.Binds(
+            binds.names_of(self._statement, sql.REQUEST_SEEN,
+                           sql.INSERT_RESERVATION_OF_USAGE),
+            sql.Reserve, sql.Resource)
         #: The one-statement reserves (``one_statement.reserve``), by
         #: (resources, request id).
         self._one_statements = {}
@@ -75,37 +80,34 @@ class Reserve:
         PostgreSQL and MariaDB all in one statement (outside another
         transaction: it is its own), else one statement each.
         None, with nothing written, when the locked path must decide."""
-        params = dict(_project_id=project_id, _request_id=request_id,
-                      _now=models.utcnow(), _expire=expire,
-                      _status=models.RESERVED, _consumer_id=consumer_id,
-                      _devices=False)
-        params['_created_at'] = params['_now']
         limits = {}
+        default = None
         if self._limit_in_sql:
-            params['_default'] = self.model.source.unregistered_limit
+            default = self.model.source.unregistered_limit
         else:
             # Limits from elsewhere (Keystone) are read before any lock.
             limits = self.model.project_limits(context, project_id,
                                                list(deltas))
-        rows = [dict(_resource=resource, _delta=delta,
-                     _limit=limits.get(resource),
-                     _uuid=uuidutils.generate_uuid())
+        now = models.utcnow()
+        shared = sql.Reserve(project_id, request_id, now, expire,
+                             models.RESERVED, consumer_id, False, now,
+                             default)
+        rows = [sql.Resource(resource, delta, limits.get(resource),
+                             uuidutils.generate_uuid())
                 for resource, delta in deltas.items()]
         try:
             if one_statement.runs_alone(context):
-                for index, row in enumerate(rows):
-                    params.update(
-                        (binds.bind_name(name, index), value)
-                        for name, value in row.items())
-                if not one_statement.run_alone(self._one_statement(
-                        len(rows), request_id is not None), params):
+                statement = self._one_statement(len(rows),
+                                                request_id is not None)
+                if not one_statement.run_alone(
+                        statement, statement.binds(shared, *rows)):
                     return None
             else:
                 with db_api.writer_connection(context) as conn:
-                    self._statement_by_statement(conn, params, rows)
+                    self._statement_by_statement(conn, shared, rows)
         except (_Undecided, db_exc.DBDuplicateEntry):
             return None
-        return [row['_uuid'] for row in rows]
+        return [row.uuid for row in rows]
 
     def _one_statement(self, count, request_id):
         key = (count, request_id)
@@ -115,22 +117,23 @@ class Reserve:
                 request_id)
         return self._one_statements[key]
 
-    def _statement_by_statement(self, conn, params, rows):
+    def _statement_by_statement(self, conn, shared, rows):
         """The conditional UPDATEs, then the INSERTs, each one statement
         for every resource where the driver counts the rows of a batch
         (``supports_sane_multi_rowcount``: SQLite, MariaDB)."""
-        rows = [dict(params, **row) for row in rows]
-        if len(rows) > 1 and conn.dialect.supports_sane_multi_rowcount:
+        params = [self._binds(shared, row) for row in rows]
+        if len(params) > 1 and conn.dialect.supports_sane_multi_rowcount:
             # Each UPDATE changes at most its one row.
-            fit = conn.execute(self._statement, rows).rowcount == len(rows)
+            fit = conn.execute(self._statement,
+                               params).rowcount == len(params)
         else:
             fit = all(conn.execute(self._statement, row).rowcount == 1
-                      for row in rows)
-        if not fit or params['_request_id'] is not None and conn.execute(
-                sql.REQUEST_SEEN, params).first() is not None:
+                      for row in params)
+        if not fit or shared.request_id is not None and conn.execute(
+                sql.REQUEST_SEEN, params[0]).first() is not None:
             raise _Undecided()
         conn.execute(sql.INSERT_RESERVATION_OF_USAGE,
-                     rows if len(rows) > 1 else rows[0])
+                     params if len(params) > 1 else params[0])
 
     def _locked(self, context, project_id, deltas, expire, request_id,
                 consumer_id, dry_run, devices):

@@ -7,12 +7,8 @@ the counts: for each resource with one relative UPDATE that takes
 nothing below zero (all resources in one statement where the driver
 counts the rows of a batch: SQLite); otherwise (drift, a model whose rule
 spans more than the project's rows) with the rows locked and read. On
-PostgreSQL and MariaDB the common commit or rollback, counts and
-consumers too, of one resource or several, is one statement, a
-transaction of its own (``one_statement``), when the reservations are all
-still reserved (for a rollback, none holding devices; on MariaDB, each
-of a resource of its own, or all of one resource and, for a commit, one
-consumer).
+PostgreSQL and MariaDB the common commit or rollback is one statement
+(``one_statement`` tells how, and which ends it serves).
 
 A reservation is expired from its ``expire`` time on, whether or not the
 periodic sweep has run: a commit of one that is due ends it as expired
@@ -28,16 +24,31 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
+from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import one_statement
-from cyquota.quota.ledger.one_statement import binds
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
 
 LOG = logging.getLogger(__name__)
 
-# A rollback ends a reservation whenever it is due.
-_EVER = datetime.datetime(1970, 1, 1)
+# The ``due_before`` of a rollback: no reservation is due before it, so a
+# rollback ends every one as rolled back, expired or not.
+_NONE_DUE = datetime.datetime(1970, 1, 1)
+
+
+def _binds(statement, fields):
+    return binds.Binds(binds.names_of(statement), fields)
+
+
+# The dicts of the binds of each statement of the steps.
+_ENDING = _binds(sql.END_RESERVATIONS_RETURNING, sql.End)
+_FINDING = _binds(sql.FIND_RESERVATIONS, sql.End)
+_LOCKING = _binds(sql.LOCK_RESERVATIONS, sql.End)
+_CHANGING = _binds(sql.SET_STATUS, sql.Change)
+_LOCKING_BY_ID = _binds(sql.LOCK_RESERVED_BY_ID, sql.Change)
+_MOVING = _binds(sql.END_RESERVED, sql.Move)
+_DUE = _binds(sql.DUE_RESERVATIONS, sql.Due)
 
 
 class _Due(Exception):
@@ -106,9 +117,9 @@ class Settle:
                 return total
             for project_id in projects:
                 with db_api.reader(context) as session:
-                    due = session.execute(sql.DUE_RESERVATIONS, dict(
-                        _project_id=project_id, _now=now,
-                        _batch=CONF.quota.batch_size)).scalars().all()
+                    due = session.execute(sql.DUE_RESERVATIONS, _DUE(
+                        sql.Due(project_id, now, CONF.quota.batch_size))
+                    ).scalars().all()
                 total += self._expire_rows(context, project_id, due, now)
 
     # -- steps -------------------------------------------------------------
@@ -132,15 +143,14 @@ class Settle:
         if key not in self._one_statements:
             self._one_statements[key] = one_statement.end(
                 *key, db_api.get_autocommit_engine().dialect)
+        statement = self._one_statements[key]
         now = models.utcnow()
-        params = dict(_project_id=project_id, _status=target, _now=now,
-                      _due_before=now if target == models.COMMITTED
-                      else _EVER)
         # In one order, whatever the caller's: two ends of the same
         # reservations lock them alike.
-        params.update((binds.bind_name('_uuid', index), uuid)
-                      for index, uuid in enumerate(sorted(uuids)))
-        return one_statement.run_alone(self._one_statements[key], params)
+        ends = sql.End(project_id, sorted(uuids), target, now,
+                       now if target == models.COMMITTED else _NONE_DUE)
+        return one_statement.run_alone(statement, statement.binds(
+            ends, *map(sql.Ended, ends.uuids)))
 
     def _end_step_by_step(self, context, project_id, uuids, target):
         try:
@@ -166,31 +176,29 @@ class Settle:
         ``target``; returns those, in creation order. Not found, already
         ended the other way, or (for a commit) due raise, and the
         transaction rolls back."""
-        params = dict(_project_id=project_id, _uuids=list(uuids))
         now = models.utcnow()
-        due_before = now if target == models.COMMITTED else _EVER
+        ends = sql.End(project_id, list(uuids), target, now,
+                       now if target == models.COMMITTED else _NONE_DUE)
         if conn.dialect.update_returning:
-            pending = conn.execute(sql.END_RESERVATIONS_RETURNING, dict(
-                params, _status=target, _now=now,
-                _due_before=due_before)).all()
+            pending = conn.execute(sql.END_RESERVATIONS_RETURNING,
+                                   _ENDING(ends)).all()
             pending.sort(key=lambda row: row.id)
             ended = {row.uuid for row in pending}
             others = []
             if len(ended) < len(uuids):
-                others = conn.execute(sql.FIND_RESERVATIONS, dict(
-                    params, _uuids=[u for u in uuids
-                                    if u not in ended])).all()
+                others = conn.execute(sql.FIND_RESERVATIONS, _FINDING(
+                    ends._replace(uuids=[u for u in uuids
+                                         if u not in ended]))).all()
         else:
             rows = [row for row in conn.execute(sql.LOCK_RESERVATIONS,
-                                                params)
+                                                _LOCKING(ends))
                     if row.project_id == project_id]
             pending = [row for row in rows if row.status == models.RESERVED
-                       and row.expire >= due_before]
+                       and row.expire >= ends.due_before]
             others = [row for row in rows if row not in pending]
             if pending:
-                conn.execute(sql.SET_STATUS, dict(
-                    _ids=[row.id for row in pending], _status=target,
-                    _now=now))
+                conn.execute(sql.SET_STATUS, _CHANGING(sql.Change(
+                    [row.id for row in pending], target, now)))
         missing = (set(uuids) - {row.uuid for row in pending}
                    - {row.uuid for row in others})
         if missing:
@@ -219,7 +227,7 @@ class Settle:
         if not self.model.decides_by_own_row:
             self._apply_ends_locked(context, conn, project_id, rows, target)
         else:
-            by_resource = {}
+            by_resource: dict[str, list] = {}
             for row in rows:
                 by_resource.setdefault(row.resource, []).append(row)
             now = models.utcnow()
@@ -228,24 +236,24 @@ class Settle:
             for resource, group in sorted(by_resource.items()):
                 held = sum(row.delta for row in group if row.delta > 0)
                 taken = sum(row.delta for row in group if row.delta < 0)
-                moves.append(dict(
-                    _project_id=project_id, _resource=resource, _held=held,
-                    _taken=taken if commit else 0,
-                    _used=held + taken if commit else 0, _now=now))
+                moves.append(sql.Move(
+                    project_id, resource, held, taken if commit else 0,
+                    held + taken if commit else 0, now))
+            params = [_MOVING(move) for move in moves]
             if (together and len(moves) > 1
                     and conn.dialect.supports_sane_multi_rowcount):
                 # Each UPDATE changes at most its one usage row.
-                if conn.execute(sql.END_RESERVED, moves
+                if conn.execute(sql.END_RESERVED, params
                                 ).rowcount != len(moves):
                     raise _Drift()
             else:
-                for move in moves:
-                    if conn.execute(sql.END_RESERVED, move).rowcount != 1:
+                for move, moved in zip(moves, params):
+                    if conn.execute(sql.END_RESERVED, moved).rowcount != 1:
                         # A count would go below zero: drift, told row by
                         # row.
                         self._apply_ends_locked(
                             context, conn, project_id,
-                            by_resource[move['_resource']], target)
+                            by_resource[move.resource], target)
         if target == models.COMMITTED and not consumers.add_ended(
                 conn, project_id, rows, together):
             raise _Drift()
@@ -268,12 +276,11 @@ class Settle:
         if not ids:
             return 0
         with db_api.writer_connection(context) as conn:
-            rows = conn.execute(sql.LOCK_RESERVED_BY_ID,
-                                dict(_ids=ids)).all()
+            rows = conn.execute(sql.LOCK_RESERVED_BY_ID, _LOCKING_BY_ID(
+                sql.Change(ids, models.EXPIRED, now))).all()
             if rows:
-                conn.execute(sql.SET_STATUS, dict(
-                    _ids=[row.id for row in rows], _status=models.EXPIRED,
-                    _now=now))
+                conn.execute(sql.SET_STATUS, _CHANGING(sql.Change(
+                    [row.id for row in rows], models.EXPIRED, now)))
                 self._apply_ends(context, conn, project_id, rows,
                                  models.EXPIRED)
                 self._free_devices(context, rows)
@@ -301,7 +308,7 @@ def _settle(conn, project_id, usage, row, target):
     """Apply one reserved row's end (commit, rollback or expiry) to its
     locked usage."""
     if row.delta > 0:
-        given = -usage.add('reserved', -row.delta)
+        given = usage.take('reserved', row.delta)
         if given < row.delta:
             usage_rows.record_drift(
                 conn, project_id, row.resource, row.consumer_id,

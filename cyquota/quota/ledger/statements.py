@@ -2,8 +2,12 @@
 parameters (a statement built per call costs as much CPU as a round trip).
 
 Bind names of UPDATEs start with ``_``: they must differ from the column
-names.
+names. Each is ``_`` and a field of a NamedTuple here, which the ledger
+fills to run the statement (``binds``).
 """
+
+import datetime
+import typing
 
 import sqlalchemy as sa
 
@@ -35,6 +39,32 @@ RESERVE_COLUMNS = ('uuid', 'delta', 'expire', 'status', 'request_id',
                    'consumer_id', 'devices', 'created_at')
 
 
+class Reserve(typing.NamedTuple):
+    """The binds a reserve's statements share (``_project_id``, and so
+    on); ``default``: the limit of a resource the limit source does not
+    know, where the statement reads the limits itself."""
+
+    project_id: str
+    request_id: typing.Optional[str]
+    now: datetime.datetime
+    expire: typing.Optional[datetime.datetime]
+    status: str
+    consumer_id: typing.Optional[str]
+    devices: bool
+    created_at: datetime.datetime
+    default: typing.Optional[int]
+
+
+class Resource(typing.NamedTuple):
+    """The binds of a reserve that differ by resource; ``limit``, where
+    the statement does not read it."""
+
+    resource: str
+    delta: int
+    limit: typing.Optional[int]
+    uuid: str
+
+
 def reservation_of_usage(usage, *where, **columns):
     """The INSERT of a reserve's row from its usage row (``usage``, a
     table or CTE with ``id``, ``project_id`` and ``resource``, filtered by
@@ -51,17 +81,40 @@ def reservation_of_usage(usage, *where, **columns):
 
 # A reserve's row, its usage row's id read by the INSERT itself.
 INSERT_RESERVATION_OF_USAGE = reservation_of_usage(USAGES, *THE_USAGE)
-# The end of reserved rows of one resource: ``_held`` (their positive
-# deltas) off reserved and ``_used`` (what a commit adds, or 0) onto used,
-# only where neither goes below zero even row by row (``_taken``: the
-# negative deltas a commit applies, or 0).
-END_RESERVED = (
-    USAGES.update()
-    .where(*THE_USAGE, USAGES.c.reserved >= sa.bindparam('_held'),
-           USAGES.c.used + sa.bindparam('_taken') >= 0)
-    .values(reserved=USAGES.c.reserved - sa.bindparam('_held'),
-            used=USAGES.c.used + sa.bindparam('_used'),
-            updated_at=sa.bindparam('_now')))
+
+
+def end_reserved(rows, held, taken=None, used=None):
+    """The UPDATE of the usage ``rows`` (conditions) that ends reserved
+    rows: ``held`` (their positive deltas) off reserved and, for a
+    commit, ``used`` (what it adds) onto used, only where neither goes
+    below zero even row by row (``taken``: the negative deltas a commit
+    applies)."""
+    where = [*rows, USAGES.c.reserved >= held]
+    counts = dict(reserved=USAGES.c.reserved - held,
+                  updated_at=sa.bindparam('_now'))
+    if used is not None:
+        where.append(USAGES.c.used + taken >= 0)
+        counts['used'] = USAGES.c.used + used
+    return USAGES.update().where(*where).values(**counts)
+
+
+# The end of reserved rows of one resource (``_taken`` and ``_used`` are
+# 0 but for a commit).
+END_RESERVED = end_reserved(THE_USAGE, sa.bindparam('_held'),
+                            sa.bindparam('_taken'), sa.bindparam('_used'))
+
+
+class Move(typing.NamedTuple):
+    """The binds of ``END_RESERVED``."""
+
+    project_id: str
+    resource: str
+    held: int
+    taken: int
+    used: int
+    now: datetime.datetime
+
+
 REQUEST_SEEN = (
     sa.select(RESERVATIONS.c.id)
     .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
@@ -87,11 +140,10 @@ LOCK_RESERVATIONS = (
     .with_for_update())
 
 
-def end_reservations(chosen):
-    """Where UPDATE ... RETURNING exists, one statement locks, ends and
-    reads the reservations ``chosen`` (a condition on their uuids) that
-    are still reserved; one whose expiry has passed is not ended here (see
-    settle).
+def ending(chosen):
+    """The UPDATE that ends the reservations ``chosen`` (a condition on
+    their uuids) that are still reserved, of the project, and not due
+    (one whose expiry has passed is not ended here: see settle).
 
     The rows are found by uuid alone: the rest of the condition is one
     ``IS TRUE`` test, which no index serves. Given ``project_id = $1 AND
@@ -108,12 +160,37 @@ def end_reservations(chosen):
             RESERVATIONS.c.expire >= sa.bindparam('_due_before')
         ).self_group().is_(sa.true()))
         .values(status=sa.bindparam('_status'),
-                updated_at=sa.bindparam('_now'))
-        .returning(*RESERVATION_COLUMNS))
+                updated_at=sa.bindparam('_now')))
+
+
+def end_reservations(chosen):
+    """Where UPDATE ... RETURNING exists, one statement locks, ends
+    (``ending``) and reads the reservations ``chosen``."""
+    return ending(chosen).returning(*RESERVATION_COLUMNS)
 
 
 END_RESERVATIONS_RETURNING = end_reservations(
     RESERVATIONS.c.uuid.in_(sa.bindparam('_uuids', expanding=True)))
+
+
+class End(typing.NamedTuple):
+    """The binds of an end of reservations (``END_RESERVATIONS_RETURNING``,
+    ``FIND_RESERVATIONS``, ``LOCK_RESERVATIONS``, a one statement's):
+    of those of one statement, ``_uuid_<i>``, ``Ended``."""
+
+    project_id: str
+    uuids: typing.List[str]
+    status: str
+    now: datetime.datetime
+    due_before: datetime.datetime
+
+
+class Ended(typing.NamedTuple):
+    """The bind of each reservation a one statement ends."""
+
+    uuid: str
+
+
 DUE_RESERVATIONS = (
     sa.select(RESERVATIONS.c.id)
     .where(RESERVATIONS.c.project_id == sa.bindparam('_project_id'),
@@ -121,6 +198,16 @@ DUE_RESERVATIONS = (
            RESERVATIONS.c.expire < sa.bindparam('_now'))
     .order_by(RESERVATIONS.c.id)
     .limit(sa.bindparam('_batch')))
+
+
+class Due(typing.NamedTuple):
+    """The binds of ``DUE_RESERVATIONS``."""
+
+    project_id: str
+    now: datetime.datetime
+    batch: int
+
+
 # Locked by primary key only: InnoDB locks the index entries a locking read
 # passes through, and a secondary index entry locked before its row would
 # deadlock with a commit, which locks the row (by uuid) and then changes
@@ -140,14 +227,43 @@ SET_STATUS = (
     .where(RESERVATIONS.c.id.in_(sa.bindparam('_ids', expanding=True)))
     .values(status=sa.bindparam('_status'),
             updated_at=sa.bindparam('_now')))
-ADD_TO_CONSUMER = (
-    CONSUMERS.update()
-    .where(CONSUMERS.c.project_id == sa.bindparam('_project_id'),
-           CONSUMERS.c.resource == sa.bindparam('_resource'),
-           CONSUMERS.c.consumer_id == sa.bindparam('_consumer_id'),
-           CONSUMERS.c.used + sa.bindparam('_delta') >= 0)
-    .values(used=CONSUMERS.c.used + sa.bindparam('_delta'),
-            updated_at=sa.bindparam('_now')))
+
+
+class Change(typing.NamedTuple):
+    """The binds of ``SET_STATUS`` and ``LOCK_RESERVED_BY_ID``."""
+
+    ids: typing.List[int]
+    status: str
+    now: datetime.datetime
+
+
+def add_to_consumer(resource, consumer_id, delta, taken=None):
+    """The UPDATE adding ``delta`` to what ``consumer_id`` holds of
+    ``resource`` in the project, only where ``taken`` (by default
+    ``delta``: its negative part) takes nothing below zero."""
+    return (
+        CONSUMERS.update()
+        .where(CONSUMERS.c.project_id == sa.bindparam('_project_id'),
+               CONSUMERS.c.resource == resource,
+               CONSUMERS.c.consumer_id == consumer_id,
+               CONSUMERS.c.used + (delta if taken is None else taken) >= 0)
+        .values(used=CONSUMERS.c.used + delta,
+                updated_at=sa.bindparam('_now')))
+
+
+ADD_TO_CONSUMER = add_to_consumer(sa.bindparam('_resource'),
+                                  sa.bindparam('_consumer_id'),
+                                  sa.bindparam('_delta'))
+
+
+class ConsumerChange(typing.NamedTuple):
+    """The binds of ``ADD_TO_CONSUMER``."""
+
+    project_id: str
+    resource: str
+    consumer_id: str
+    delta: int
+    now: datetime.datetime
 
 
 def fits(limit, delta=None):

@@ -14,9 +14,10 @@ LOG = logging.getLogger(__name__)
 
 @dataclasses.dataclass
 class Usage:
-    """A locked ``quota_usages`` row, changed in memory, then written."""
+    """A locked ``quota_usages`` row, changed in memory, then written
+    (``id`` None: no row yet, nothing held)."""
 
-    id: int
+    id: int | None
     resource: str
     used: int
     reserved: int
@@ -34,6 +35,11 @@ class Usage:
         setattr(self, field, current + applied)
         self.dirty = self.dirty or applied != 0
         return applied
+
+    def take(self, field, amount):
+        """Take ``amount`` from ``field``, stopping at zero; returns what
+        was taken."""
+        return -self.add(field, -amount)
 
 
 def lock(conn, project_id, resources, create=False, scope=None):

@@ -7,29 +7,49 @@ unified limits through oslo.limit. The models judge, through the protocol
 of ``model``: ``flat`` holds each project to its own limit,
 ``strict_two_level`` also holds each tree of a root and its children to
 the root's limit (``tree_usage`` keeps the tree's aggregate usage).
-``cache`` is the optional shared Redis cache of raw limit data, and
-``facade.Limits`` is what the API and commands see.
+``cache`` is the optional shared Redis cache of raw limit data, put in
+front of the loaded source by ``cached_source``, and ``facade.Limits`` is
+what the API and commands see.
 """
+
+import typing
 
 from stevedore import driver as stevedore_driver
 
 from cyquota.conf import CONF
 from cyquota import exception
+from cyquota.quota.limits import cache as limit_cache
+from cyquota.quota.limits import cached_source
 from cyquota.quota.limits import flat
+from cyquota.quota.limits import model as model_protocol
+from cyquota.quota.limits import source as limit_source
 from cyquota.quota.limits import strict_two_level
 
-MODELS = {model.name: model
-          for model in (flat.FlatModel, strict_two_level.StrictTwoLevelModel)}
+#: The models by name, each made with the source it reads.
+MODELS: dict[str, typing.Callable[[limit_source.LimitSource],
+                                  model_protocol.EnforcementModel]] = {
+    model.name: model
+    for model in (flat.FlatModel, strict_two_level.StrictTwoLevelModel)}
 
 
-def load_source():
-    """The configured limit source (entry point ``cyquota.limit_sources``)."""
-    return stevedore_driver.DriverManager(
-        'cyquota.limit_sources', CONF.quota.limit_source,
-        invoke_on_load=True).driver
+def load_source() -> limit_source.LimitSource:
+    """The configured limit source (entry point ``cyquota.limit_sources``),
+    read through the shared limit cache when ``[quota] limit_cache_url``
+    sets one."""
+    manager: stevedore_driver.DriverManager[limit_source.LimitSource] = (
+        stevedore_driver.DriverManager(
+            'cyquota.limit_sources', CONF.quota.limit_source,
+            invoke_on_load=True))
+    # Invoked on load: the driver is the source made, not its class.
+    source = typing.cast(limit_source.LimitSource, manager.driver)
+    cache = limit_cache.from_config(source.name)
+    if cache is None:
+        return source
+    return cached_source.CachedLimitSource(source, cache)
 
 
-def load_model(source):
+def load_model(
+        source: limit_source.LimitSource) -> model_protocol.EnforcementModel:
     """The enforcement model the source names (``[quota]
     enforcement_model`` for the local source, Keystone's for keystone),
     reading its limits from the source."""

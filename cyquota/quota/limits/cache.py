@@ -1,7 +1,7 @@
 """An optional limit cache in Redis, shared by every cyquota process.
 
-Off by default: accuracy comes first (``doc/limits.rst``), and a cache is
-only safe when a change is seen at once by every process. So the cache is
+Off by default: accuracy comes first (``doc/source/limits.rst``), and a cache
+is only safe when a change is seen at once by every process. So the cache is
 one shared Redis, never a per-process copy, and every entry carries the cache's
 *generation*. A limit write bumps the generation after it commits; from
 then on every older entry is a miss, in every process. A reader that

@@ -1,41 +1,48 @@
 """The flat enforcement model: each project against its own limit."""
 
 import functools
+import typing
 
 import sqlalchemy as sa
 
+from cyquota.quota.limits import model
+from cyquota.quota.limits import source as limit_source
+from cyquota.quota.limits import write_facts
 
-class FlatScope:
+
+class FlatScope(model.Scope):
     """The flat model's part in a transaction: the project's own limits,
     read when first needed, and nothing to lock, check or write."""
 
-    def __init__(self, model, context, project_id, resources):
-        self._read = functools.partial(model.project_limits, context,
+    def __init__(self, enforcement: 'FlatModel', context: typing.Any,
+                 project_id: str, resources: typing.Iterable[str]):
+        self._read = functools.partial(enforcement.project_limits, context,
                                        project_id, list(resources))
 
     @functools.cached_property
-    def project_limits(self):
+    def project_limits(self) -> model.LimitMap:
         return self._read()
 
-    def track(self, usages):
+    def track(self, usages: typing.Mapping[str, typing.Any]) -> None:
         """Nothing beyond the project's rows is kept."""
 
-    def over(self, resource, delta):
+    def over(self, resource: str, delta: int) -> dict | None:
         """No limit beyond the project's own."""
         return None
 
-    def write(self, conn, usages):
+    def write(self, conn: typing.Any,
+              usages: typing.Mapping[str, typing.Any]) -> None:
         """Nothing beyond the project's rows is kept."""
 
-    def report(self, resource):
+    def report(self, resource: str) -> dict:
         return {}
 
-    def levels(self, resource):
+    def levels(self, resource: str) -> list[model.Level]:
         """No level above the project."""
         return []
 
 
-class FlatModel:
+class FlatModel(model.EnforcementModel):
     """A project's limit is its own, else the registered default, else the
     source's limit for unregistered resources; other projects play no
     part, and the project hierarchy sets no rules."""
@@ -45,10 +52,11 @@ class FlatModel:
                    'hierarchy into consideration.')
     decides_by_own_row = True
 
-    def __init__(self, source):
+    def __init__(self, source: limit_source.LimitSource):
         self.source = source
 
-    def project_limits(self, context, project_id, resources):
+    def project_limits(self, context: typing.Any, project_id: str,
+                       resources: typing.Collection[str]) -> model.LimitMap:
         """``{resource: limit}`` that ``project_id`` is held to (-1:
         unlimited)."""
         registered, own = self.source.get_limits(context, project_id,
@@ -56,7 +64,7 @@ class FlatModel:
         default = self.source.unregistered_limit
         return {r: own.get(r, registered.get(r, default)) for r in resources}
 
-    def limit_sql(self):
+    def limit_sql(self) -> sa.ColumnElement | None:
         """``project_limits``' rule as a SQL expression over the bind
         parameters ``_project_id``, ``_resource`` and ``_default`` (the
         source's ``unregistered_limit``), or None when the source's limits
@@ -66,23 +74,30 @@ class FlatModel:
             return None
         return sa.func.coalesce(*limits, sa.bindparam('_default'))
 
-    def lock(self, context, conn, project_id, resources, create):
+    def lock(self, context: typing.Any, conn: typing.Any, project_id: str,
+             resources: typing.Sequence[str], create: bool) -> FlatScope:
         return FlatScope(self, context, project_id, resources)
 
-    def read(self, context, conn, project_id, resources):
+    def read(self, context: typing.Any, conn: typing.Any, project_id: str,
+             resources: typing.Sequence[str]) -> FlatScope:
         return FlatScope(self, context, project_id, resources)
 
-    def find_drift(self, context, root_id=None):
+    def find_drift(self, context: typing.Any,
+                   root_id: str | None = None) -> list:
         return []
 
-    def sync(self, context, project_id=None):
+    def sync(self, context: typing.Any,
+             project_id: str | None = None) -> list:
         return []
 
-    def check_parent(self, project_id, parent_id, grandparent_id):
+    def check_parent(self, project_id: str, parent_id: str,
+                     grandparent_id: str | None) -> None:
         """Any hierarchy is accepted."""
 
-    def check_limit(self, facts, limit):
+    def check_limit(self, facts: write_facts.LimitWriteFacts,
+                    limit: int | None) -> None:
         """Any limit is accepted."""
 
-    def check_join(self, facts, parent_id):
+    def check_join(self, facts: write_facts.LimitWriteFacts,
+                   parent_id: str) -> None:
         """Any project may join any parent."""

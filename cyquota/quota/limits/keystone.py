@@ -25,11 +25,8 @@ from oslo_limit import limit as oslo_limit
 
 from cyquota.conf import CONF
 from cyquota import exception
-from cyquota.quota.limits import cache as limit_cache
 from cyquota.quota.limits import source
 from cyquota.quota import resources as quota_resources
-
-_FROM_CONFIG = object()
 
 #: Keystone's enforcement model names -> cyquota's.
 MODEL_NAMES = {'flat': 'flat', 'strict_two_level': 'strict-two-level'}
@@ -42,22 +39,19 @@ _UNAVAILABLE = (ksa_exceptions.ClientException, sdk_exceptions.SDKException,
 class KeystoneLimitSource(source.LimitSource):
     """Limits and project parents read from Keystone.
 
-    :param cache: a ``LimitCache``, None for none; by default the one
-        ``[quota] limit_cache_url`` configures. Keystone's entries are only
-        bounded by ``[quota] limit_cache_ttl``.
+    Keystone cannot tell cyquota of a change: in the shared limit cache,
+    its entries are only bounded by ``[quota] limit_cache_ttl``.
     """
 
     name = 'keystone'
 
-    def __init__(self, cache=_FROM_CONFIG):
+    def __init__(self):
         name_format = CONF.quota.keystone_resource_name_format
         if '{resource}' not in name_format:
             raise exception.Invalid(
                 reason='[quota] keystone_resource_name_format %r must '
                        'contain {resource}' % name_format)
         self._name_format = name_format
-        self._cache = (limit_cache.from_config(self.name)
-                       if cache is _FROM_CONFIG else cache)
         self._reader = None
 
     # -- talking to Keystone -----------------------------------------------
@@ -121,14 +115,7 @@ class KeystoneLimitSource(source.LimitSource):
         """``{key: value}``: ``registered``, ``limits:<project>`` (own
         limits), ``project:<id>`` (``{parent_id, own}``, for a domain its
         domain limits)."""
-        token, values = (self._cache.lookup(keys)
-                         if self._cache is not None else (None, {}))
-        loaded = {key: self._call(self._load, key)
-                  for key in keys if key not in values}
-        if self._cache is not None:
-            self._cache.store(token, loaded)
-        values.update(loaded)
-        return values
+        return {key: self._call(self._load, key) for key in keys}
 
     # -- the hook interface ------------------------------------------------
 

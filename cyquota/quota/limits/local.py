@@ -4,7 +4,7 @@ Reads join the caller's transaction (a reserve reads its limits in its own
 transaction). Writes validate their input first, are judged by the
 enforcement model they are given (strict-two-level refuses a grandchild,
 and a child limit above its parent's) on the facts of ``write_facts``, read
-under its locks, and invalidate the shared limit cache once committed.
+under its locks.
 """
 
 import sqlalchemy as sa
@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import exception
-from cyquota.quota.limits import cache as limit_cache
 from cyquota.quota.limits import source
 from cyquota.quota.limits import write_facts
 from cyquota.quota import resources as quota_resources
@@ -37,8 +36,6 @@ _projects = models.Project.__table__
 _PARENT_OF = (sa.select(_projects.c.parent_id)
               .where(_projects.c.id == sa.bindparam('_project_id')))
 
-_FROM_CONFIG = object()
-
 #: The one domain of the embedded store's projects, by Keystone's name.
 DOMAIN = 'Default'
 
@@ -49,17 +46,10 @@ _PARENT, _GRANDPARENT, _REGISTERED, _OWN, _PARENT_OWN = range(5)
 class LocalLimitSource(source.LimitSource):
     """Registered limits, project limits and projects in the
     ``registered_limits``, ``project_limits`` and ``projects`` tables.
-
-    :param cache: a ``LimitCache``, None for none; by default the one
-        ``[quota] limit_cache_url`` configures.
     """
 
     name = 'local'
     writable = True
-
-    def __init__(self, cache=_FROM_CONFIG):
-        self._cache = (limit_cache.from_config(self.name)
-                       if cache is _FROM_CONFIG else cache)
 
     # -- reads -------------------------------------------------------------
 
@@ -79,10 +69,8 @@ class LocalLimitSource(source.LimitSource):
             return dict(rows.all())
 
     def get_limits(self, context, project_id, resources):
-        if self._cache is not None:
-            tree = self.get_tree_limits(context, project_id, resources)
-            return tree.registered, tree.own
-        registered, own = {}, {}
+        registered: dict[str, int] = {}
+        own: dict[str, int] = {}
         with db_api.reader_connection(context) as conn:
             for resource, value, is_own in conn.execute(
                     _LIMITS, dict(project_id=project_id,
@@ -101,8 +89,6 @@ class LocalLimitSource(source.LimitSource):
             .scalar_subquery())
 
     def get_parent(self, context, project_id):
-        if self._cache is not None:
-            return self.get_tree_limits(context, project_id, ()).parent_id
         # One row by primary key, not the five-part tree read.
         with db_api.reader_connection(context) as conn:
             return conn.execute(_PARENT_OF,
@@ -120,29 +106,13 @@ class LocalLimitSource(source.LimitSource):
 
     def get_tree_limits(self, context, project_id, resources,
                         register=False):
-        key = 'project:' + project_id
-        token = None
-        if self._cache is not None:
-            token, hits = self._cache.lookup(['registered', key])
-            entry = hits.get(key)
-            if ('registered' in hits and entry is not None
-                    and (entry['known'] or not register)):
-                return _tree(project_id, resources, hits['registered'],
-                             entry)
-        # With a cache, read every resource: the entry serves them all.
-        registered, entry = self._read_tree(
-            context, project_id, resources if self._cache is None else None)
-        if register and not entry['known']:
-            # Not cached: the registration commits only with the caller.
+        tree = self._read_tree(context, project_id, resources)
+        if register and not tree.known:
             self._register(context, project_id)
-        elif self._cache is not None:
-            self._cache.store(token, {'registered': registered, key: entry})
-        return _tree(project_id, resources, registered, entry)
+        return tree
 
     def _read_tree(self, context, project_id, resources):
-        """``(registered, entry)`` in one round trip; ``entry`` holds the
-        project's place in its tree and the own limits of it and its
-        parent."""
+        """The ``TreeLimits`` of ``resources`` in one round trip."""
         parent = (sa.select(_projects.c.parent_id)
                   .where(_projects.c.id == project_id).scalar_subquery())
         no_value = sa.null().cast(sa.Integer)
@@ -162,24 +132,24 @@ class LocalLimitSource(source.LimitSource):
                       _project.c.resource_limit)
             .where(_project.c.project_id == parent),
         ]
-        if resources is not None:
-            parts[2] = parts[2].where(_registered.c.resource.in_(resources))
-            parts[3] = parts[3].where(_project.c.resource.in_(resources))
-            parts[4] = parts[4].where(_project.c.resource.in_(resources))
-        registered = {}
-        entry = {'known': False, 'parent_id': None, 'grandparent_id': None,
-                 'own': {}, 'parent_own': {}}
+        parts[2] = parts[2].where(_registered.c.resource.in_(resources))
+        parts[3] = parts[3].where(_project.c.resource.in_(resources))
+        parts[4] = parts[4].where(_project.c.resource.in_(resources))
+        known = False
+        parent_id = grandparent_id = None
+        limits: dict[int, dict[str, int]] = {
+            _REGISTERED: {}, _OWN: {}, _PARENT_OWN: {}}
         with db_api.reader(context) as session:
             for kind, key, value in session.execute(sa.union_all(*parts)):
                 if kind == _PARENT:
-                    entry.update(known=True, parent_id=key)
+                    known, parent_id = True, key
                 elif kind == _GRANDPARENT:
-                    entry['grandparent_id'] = key
-                elif kind == _REGISTERED:
-                    registered[key] = value
+                    grandparent_id = key
                 else:
-                    entry['own' if kind == _OWN else 'parent_own'][key] = value
-        return registered, entry
+                    limits[kind][key] = value
+        return source.TreeLimits(
+            project_id, parent_id, grandparent_id, limits[_REGISTERED],
+            limits[_OWN], limits[_PARENT_OWN], known=known)
 
     def _register(self, context, project_id):
         with db_api.writer(context) as session:
@@ -228,10 +198,6 @@ class LocalLimitSource(source.LimitSource):
 
     # -- writes ------------------------------------------------------------
 
-    def _invalidate(self):
-        if self._cache is not None:
-            self._cache.invalidate()
-
     @db_api.retry_on_conflict
     def set_registered_limit(self, context, resource, default_limit):
         """Set the default limit of ``resource``.
@@ -250,7 +216,6 @@ class LocalLimitSource(source.LimitSource):
                 session.execute(_registered.insert().values(
                     resource=resource, default_limit=default_limit,
                     created_at=models.utcnow()))
-        self._invalidate()
 
     @db_api.retry_on_conflict
     def set_project_limit(self, context, project_id, resource,
@@ -272,7 +237,6 @@ class LocalLimitSource(source.LimitSource):
                     project_id=project_id, resource=resource,
                     resource_limit=resource_limit,
                     created_at=models.utcnow()))
-        self._invalidate()
 
     @db_api.retry_on_conflict
     def delete_project_limit(self, context, project_id, resource,
@@ -291,7 +255,6 @@ class LocalLimitSource(source.LimitSource):
                 raise exception.NotFound(
                     reason='project %s has no limit for %s' % (project_id,
                                                                resource))
-        self._invalidate()
 
     @db_api.retry_on_conflict
     def set_project(self, context, project_id, parent_id=None, name=None,
@@ -336,7 +299,6 @@ class LocalLimitSource(source.LimitSource):
                 session.execute(_projects.insert().values(
                     id=project_id, parent_id=parent_id, name=name,
                     created_at=models.utcnow()))
-        self._invalidate()
         return {'id': project_id, 'parent_id': parent_id, 'name': name}
 
 
@@ -353,12 +315,3 @@ def _check_parent_id(project_id, parent_id):
         raise exception.InvalidParent(
             project_id=project_id, parent_id=parent_id,
             reason='a project cannot be its own parent')
-
-
-def _tree(project_id, resources, registered, entry):
-    """A ``TreeLimits`` of ``resources`` from a tree read."""
-    def pick(limits):
-        return {r: limits[r] for r in resources if r in limits}
-    return source.TreeLimits(
-        project_id, entry['parent_id'], entry['grandparent_id'],
-        pick(registered), pick(entry['own']), pick(entry['parent_own']))

@@ -4,7 +4,9 @@ A limit source answers what the operator set: registered defaults,
 explicit project limits and where a project sits in its tree. It does not
 decide what a project may take; that is the enforcement model's job.
 Sources: the local embedded store, and Keystone unified limits through
-oslo.limit.
+oslo.limit. A source reads its backend every time; the shared limit cache,
+when configured, is put in front of whichever source is loaded
+(``cached_source``).
 """
 
 import abc
@@ -20,15 +22,18 @@ class TreeLimits:
 
     ``registered``, ``own`` and ``parent_own`` map resources to limits and
     hold only what is set. ``grandparent_id`` is set when the parent has a
-    parent of its own (a tree deeper than two levels).
+    parent of its own (a tree deeper than two levels). ``known`` is False
+    when the source keeps a project registry of its own and the project
+    was not in it when read (a project the embedded store meets first).
     """
 
     project_id: str
     parent_id: str | None
     grandparent_id: str | None
-    registered: dict
-    own: dict
-    parent_own: dict
+    registered: dict[str, int]
+    own: dict[str, int]
+    parent_own: dict[str, int]
+    known: bool = True
 
 
 class LimitSource(abc.ABC):
@@ -41,7 +46,7 @@ class LimitSource(abc.ABC):
     """
 
     #: The source's name in ``[quota] limit_source``.
-    name = None
+    name: str
 
     #: Whether the write API stores limits (else it refuses them).
     writable = False

@@ -1,5 +1,5 @@
 """The strict-two-level enforcement model (Keystone's ``strict_two_level``;
-``doc/limits.rst``).
+``doc/source/limits.rst``).
 
 A tree is a root and its children, never deeper. Limits:
 
@@ -23,12 +23,18 @@ refuses one below a parent of -1; cyquota does neither).
 """
 
 import dataclasses
+import typing
+
+import sqlalchemy as sa
 
 from cyquota import exception
+from cyquota.quota.limits import model
+from cyquota.quota.limits import source as limit_source
 from cyquota.quota.limits import tree_usage
+from cyquota.quota.limits import write_facts
 
 
-def lower(first, second):
+def lower(first: int, second: int) -> int:
     """The stricter of two limits (-1 is unlimited)."""
     if first < 0:
         return second
@@ -37,7 +43,7 @@ def lower(first, second):
     return min(first, second)
 
 
-def fits(limit, ceiling):
+def fits(limit: int, ceiling: int) -> bool:
     """Whether ``limit`` is no more than ``ceiling`` (-1 is unlimited)."""
     return ceiling < 0 or 0 <= limit <= ceiling
 
@@ -49,12 +55,12 @@ class Tree:
     project_id: str
     root_id: str
     #: ``{resource: limit}`` the project itself is held to.
-    project_limits: dict
+    project_limits: model.LimitMap
     #: ``{resource: limit}`` the whole tree is held to (the root's limits).
-    root_limits: dict
+    root_limits: model.LimitMap
 
 
-class StrictTwoLevelModel:
+class StrictTwoLevelModel(model.EnforcementModel):
     """Hierarchical enforcement over trees of a root and its children."""
 
     name = 'strict-two-level'
@@ -65,10 +71,12 @@ class StrictTwoLevelModel:
     # The root's tree usage row decides too.
     decides_by_own_row = False
 
-    def __init__(self, source):
+    def __init__(self, source: limit_source.LimitSource):
         self.source = source
 
-    def tree(self, context, project_id, resources, register=False):
+    def tree(self, context: typing.Any, project_id: str,
+             resources: typing.Collection[str],
+             register: bool = False) -> Tree:
         """The ``Tree`` of ``project_id`` for ``resources``.
 
         ``register`` is passed to the source (see
@@ -90,17 +98,20 @@ class StrictTwoLevelModel:
         return Tree(project_id, raw.parent_id,
                     {r: lower(own[r], root[r]) for r in resources}, root)
 
-    def project_limits(self, context, project_id, resources):
+    def project_limits(self, context: typing.Any, project_id: str,
+                       resources: typing.Collection[str]) -> model.LimitMap:
         """``{resource: limit}`` that ``project_id`` itself is held to."""
         return self.tree(context, project_id, resources).project_limits
 
-    def limit_sql(self):
+    def limit_sql(self) -> sa.ColumnElement | None:
         """None: a limit of a child depends on its parent's."""
         return None
 
     # -- the ledger's transactions -----------------------------------------
 
-    def lock(self, context, conn, project_id, resources, create):
+    def lock(self, context: typing.Any, conn: typing.Any, project_id: str,
+             resources: typing.Sequence[str],
+             create: bool) -> tree_usage.TreeUsage:
         """Lock the root's tree usage rows of ``resources`` (creating the
         missing ones with ``create``, which also registers an unknown
         project as a root); returns the ``TreeUsage``."""
@@ -108,30 +119,35 @@ class StrictTwoLevelModel:
         return tree_usage.TreeUsage.lock(context, conn, self.source, tree,
                                          resources, create)
 
-    def read(self, context, conn, project_id, resources):
+    def read(self, context: typing.Any, conn: typing.Any, project_id: str,
+             resources: typing.Sequence[str]) -> tree_usage.TreeUsage:
         """The ``TreeUsage`` of ``project_id``'s tree, unlocked."""
         return tree_usage.TreeUsage.read(
             context, conn, self.source,
             self.tree(context, project_id, resources), resources)
 
-    def find_drift(self, context, root_id=None):
+    def find_drift(self, context: typing.Any,
+                   root_id: str | None = None) -> list:
         """Tree usages that disagree with their members' counts."""
         return tree_usage.find_drift(context, self.source, root_id)
 
-    def sync(self, context, project_id=None):
+    def sync(self, context: typing.Any,
+             project_id: str | None = None) -> list:
         """Set every drifting tree usage to the sum of its members."""
         return tree_usage.sync(context, self.source, project_id)
 
     # -- judging writes to the embedded store ------------------------------
 
-    def check_parent(self, project_id, parent_id, grandparent_id):
+    def check_parent(self, project_id: str, parent_id: str,
+                     grandparent_id: str | None) -> None:
         """Refuse a grandchild: the parent must be a root."""
         if grandparent_id is not None:
             raise exception.HierarchyTooDeep(
                 project_id=project_id, parent_id=parent_id,
                 grandparent_id=grandparent_id)
 
-    def check_limit(self, facts, limit):
+    def check_limit(self, facts: write_facts.LimitWriteFacts,
+                    limit: int | None) -> None:
         """Refuse a project limit that breaks its tree.
 
         :param facts: the store's ``LimitWriteFacts`` of the project and
@@ -166,7 +182,8 @@ class StrictTwoLevelModel:
                     reason='it is below the limit of its child %s (%d)'
                            % (child_id, child_limit))
 
-    def check_join(self, facts, parent_id):
+    def check_join(self, facts: write_facts.LimitWriteFacts,
+                   parent_id: str) -> None:
         """A project may join a tree if it holds no quota yet (its usage
         is counted in its own tree until then) and its own limits fit under
         the parent's."""

@@ -1,5 +1,5 @@
 """Tree usages: what a whole strict-two-level tree uses, kept as one
-aggregate row per root (``doc/limits.rst``, "The tree check").
+aggregate row per root (``doc/source/limits.rst``, "The tree check").
 
 One ``tree_usages`` row per (root, resource) holds the sum of ``used`` and
 of ``reserved`` over the root and its children. The ledger changes it in
@@ -17,6 +17,7 @@ a database that ran under the flat model until now. ``find_drift`` and
 """
 
 import dataclasses
+import typing
 
 from oslo_log import log as logging
 import sqlalchemy as sa
@@ -58,7 +59,7 @@ class TreeDrift:
     expected: int
 
 
-class TreeUsage:
+class TreeUsage(model_protocol.Scope):
     """A root's tree usage rows, locked, kept in step with the usage rows
     of one member of the tree: the strict-two-level model's ``Scope``.
 
@@ -66,10 +67,10 @@ class TreeUsage:
     :param rows: ``{resource: _Aggregate}``.
     """
 
-    def __init__(self, tree, rows):
+    def __init__(self, tree, rows: dict[str, _Aggregate]):
         self.tree = tree
         self.rows = rows
-        self._base = {}
+        self._base: dict[str, tuple[int, int]] = {}
 
     @classmethod
     def lock(cls, context, session, source, tree, resources, create):
@@ -124,28 +125,28 @@ class TreeUsage:
         return self.tree.root_id
 
     @property
-    def project_limits(self):
+    def project_limits(self) -> model_protocol.LimitMap:
         return self.tree.project_limits
 
-    def levels(self, resource):
+    def levels(self, resource: str) -> list[model_protocol.Level]:
         """The tree, checked against the root's limit."""
         return [model_protocol.Level(
             'tree', self.root_id, 'root_id', self.tree.root_limits[resource],
             self.rows[resource], _trees)]
 
-    def report(self, resource):
+    def report(self, resource: str) -> dict:
         """The ``tree`` part of the member's usage document."""
         row = self.rows[resource]
         return {'tree': dict(root_id=self.root_id, **model_protocol.usage_view(
             self.tree.root_limits[resource], row.used, row.reserved,
             row.leased, row.promised))}
 
-    def track(self, usages):
+    def track(self, usages: typing.Mapping[str, typing.Any]) -> None:
         """Remember the member's counts (``{resource: _Usage}``, just
         locked) so that ``write`` can apply what changed."""
         self._base = {r: (u.used, u.reserved) for r, u in usages.items()}
 
-    def over(self, resource, delta):
+    def over(self, resource: str, delta: int) -> dict | None:
         """The ``overs`` entry if ``delta`` more would take the tree past
         the root's limit, else None."""
         limit = self.tree.root_limits[resource]
@@ -155,7 +156,8 @@ class TreeUsage:
                                              limit, row, delta)
         return None
 
-    def write(self, session, usages):
+    def write(self, conn: typing.Any,
+              usages: typing.Mapping[str, typing.Any]) -> None:
         """Add to the root's rows what changed in the member's ``usages``
         since ``track``."""
         changed = []
@@ -176,7 +178,7 @@ class TreeUsage:
             changed.append(dict(_id=row.id, _used=row.used,
                                 _reserved=row.reserved))
         if changed:
-            session.execute(
+            conn.execute(
                 _trees.update()
                 .where(_trees.c.id == sa.bindparam('_id'))
                 .values(used=sa.bindparam('_used'),

@@ -104,7 +104,7 @@ def test_strict_two_level_refuses_bad_trees_with_409(strict):
 def keystone_source(api, monkeypatch):
     """The engine on the keystone limit source, never asked for a limit:
     every write is refused before Keystone would be called."""
-    source = keystone.KeystoneLimitSource(cache=None)
+    source = keystone.KeystoneLimitSource()
     monkeypatch.setattr(limits, 'load_source', lambda: source)
     monkeypatch.setattr(limits, 'load_model', flat.FlatModel)
     quota.QUOTAS.reset()

@@ -302,7 +302,7 @@ def test_a_plugin_that_cannot_be_imported_is_named(tmp_path,
 
 def test_the_plugin_of_the_documentation_works(tmp_path, monkeypatch):
     doc = pathlib.Path(__file__).resolve().parents[3] / 'doc' / \
-        'enforcement.rst'
+        'source' / 'enforcement.rst'
     (code,) = re.findall(r'code-block:: python\n\n((?:   .*\n|\n)+)',
                          doc.read_text())
     entry_points = re.search(

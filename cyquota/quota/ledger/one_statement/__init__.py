@@ -1,80 +1,132 @@
-"""The common reserve, commit and rollback, of one resource or several,
-as one statement each, prepared once per connection
-(``cyquota.db.prepared``) and per number of resources (or reservations),
-each its own transaction on an autocommit connection
-(``db_api.autocommit_connection``): one round trip, no COMMIT after it.
-On PostgreSQL, data-modifying CTEs chain the conditional UPDATEs and
-INSERTs of ``statements``; on MariaDB, a compound statement (``BEGIN NOT
-ATOMIC ... END``) runs them one after the other in a transaction it
-commits or rolls back itself. Those of several resources lock the usage
-rows in resource order before they change them (PostgreSQL: a locking
-SELECT ``ORDER BY resource``; MariaDB: one UPDATE ``ORDER BY resource``
-through their unique index).
+"""The one statements: the ledger's common reserve, commit and rollback,
+of one resource or several, each one statement that is its own
+transaction, told here once.
 
-Each statement only does what the multi-statement form does when every
-condition holds; where one does not, it changes nothing and the caller
-leaves the decision to the locked path (``run_alone``). CTEs that do not
-depend on one another run in no set order, so each step that must follow
-another reads that one's rows: the ledger's lock order holds inside a
-statement too.
+Each is prepared once per connection (``cyquota.db.prepared``) and per
+number of resources (or reservations), and runs on an autocommit
+connection (``db_api.autocommit_connection``), outside any transaction
+of the caller's: one round trip, no COMMIT after it.
 
-Here: which statement serves which server, and how one runs. The
-statements themselves are in ``postgresql`` and ``mariadb``; the names of
-their binds in ``binds``.
+* PostgreSQL (``postgresql``): a SELECT of data-modifying CTEs chaining
+  the conditional UPDATEs and INSERTs of ``statements``. CTEs that do not
+  depend on one another run in no set order, so each step that must
+  follow another reads that one's rows: the ledger's lock order holds
+  inside the statement. A reserve of one resource chains its conditional
+  UPDATE and the INSERT of its reservation; of several, it locks the
+  project's usage rows of those resources first, in resource order
+  (``ORDER BY resource FOR UPDATE``), judges every delta against the rows
+  as locked, then changes them in one UPDATE and inserts every
+  reservation in one INSERT. A commit or rollback ends the reservation
+  rows (``UPDATE ... RETURNING``), then (of several resources) locks
+  their usage rows in resource order the same way, moves the counts,
+  then (a commit) what their consumers hold. The end of one reservation,
+  an attach's commit, has a statement of its own without the batch's
+  aggregates: a statement that waited for the usage row's lock sets all
+  its parts up again while it holds it (EvalPlanQual), so the smaller it
+  is, the shorter the queue behind it. PostgreSQL keeps one plan of a
+  prepared statement for any parameters, often made while the tables
+  are small; each lookup is written to leave the planner one good choice,
+  a row by its key (``tests/functional/test_ledger_backends.py`` checks
+  the kept plans).
+* MariaDB (``mariadb``): the same steps in one compound statement
+  (``BEGIN NOT ATOMIC ... END``), one after the other in a transaction it
+  commits or rolls back itself, compiled from ``statements`` as they
+  are; the usage rows of several resources in one UPDATE through their
+  unique index ``ORDER BY resource``. It ends reservations each of a
+  resource of its own (an attach or detach of several), or all of one
+  resource (a commit: of one consumer).
+
+Each statement only does what the steps do when every condition holds:
+where its first step changes nothing, nothing is written; where a later
+one does not hold, it raises to roll back what it wrote. Neither server's
+ends a reservation past its expiry, nor (a rollback) one holding
+devices. Whatever a statement leaves, the caller leaves to the locked
+steps (``run_alone`` says which), as on SQLite.
+
+Here: which statement serves which server, and how one runs; the dicts
+of their binds are built by ``cyquota.quota.ledger.binds``.
 """
 
 from cyquota.db import api as db_api
-from cyquota.db import engine_tuning
 from cyquota.db import prepared
+from cyquota.quota.ledger import binds
 from cyquota.quota.ledger.one_statement import mariadb
 from cyquota.quota.ledger.one_statement import postgresql
+from cyquota.quota.ledger import refusal
+from cyquota.quota.ledger import statements as sql
+
+
+class OneStatement:
+    """A one statement as its server runs it (``prepared``: a
+    ``prepared.Prepared``) and the dict of the binds it takes
+    (``binds``: a ``binds.Binds``)."""
+
+    def __init__(self, statement, binds):
+        self.prepared = statement
+        self.binds = binds
+
+    @property
+    def name(self):
+        """The name it is prepared as (``prepared.text``)."""
+        return self.prepared.name
 
 
 def reserve(dialect, limit, count, request_id):
     """The one-statement reserve of ``count`` resources for ``dialect``
     (``postgresql.reserve_ctes`` or ``mariadb.reserve_block``, prepared),
-    for ``run_alone``."""
+    for ``run_alone``; its binds of ``statements.Reserve`` and of a
+    ``statements.Resource`` a resource."""
     if is_mariadb(dialect):
-        return mariadb.reserve_block(dialect, limit, count, request_id)
-    return prepared.Prepared.of(
-        postgresql.reserve_ctes(limit, count, request_id), dialect)
+        statement, names = mariadb.reserve_block(limit, count, request_id,
+                                                 dialect)
+    else:
+        ctes = postgresql.reserve_ctes(limit, count, request_id)
+        statement = prepared.Prepared.of(ctes, dialect)
+        names = binds.names_of(ctes, dialect=dialect)
+    return OneStatement(statement,
+                        binds.Binds(names, sql.Reserve, sql.Resource))
 
 
 def end(target, count, dialect):
     """The one-statement end (``target``: committed or rolled back) of
     ``count`` reservations for ``dialect`` (``postgresql.end_ctes`` or
-    ``mariadb.end_block``, prepared), for ``run_alone``."""
+    ``mariadb.end_block``, prepared), for ``run_alone``; its binds of
+    ``statements.End`` and of a ``statements.Ended`` a reservation."""
     if is_mariadb(dialect):
-        return mariadb.end_block(target, count, dialect)
-    return prepared.Prepared.of(postgresql.end_ctes(target, count),
-                                dialect)
+        statement, names = mariadb.end_block(target, count, dialect)
+    else:
+        ctes = postgresql.end_ctes(target, count)
+        statement = prepared.Prepared.of(ctes, dialect)
+        names = binds.names_of(ctes, dialect=dialect)
+    return OneStatement(statement, binds.Binds(names, sql.End, sql.Ended))
 
 
 def runs_alone(context):
     """Whether the one statements serve ``context``: cyquota is on a
-    server that has them (``has_them``), and no transaction is in
+    server that has them (``available_on``), and no transaction is in
     progress on ``context`` (which theirs would not join)."""
-    return (has_them(db_api.get_engine().dialect)
+    return (available_on(db_api.get_engine().dialect)
             and not db_api.in_transaction(context))
 
 
-def has_them(dialect):
+def available_on(dialect):
     """Whether ``dialect`` has the one statements: PostgreSQL's, or
     MariaDB's through PyMySQL (``is_mariadb``)."""
     return dialect.name == 'postgresql' or is_mariadb(dialect)
 
 
 def run_alone(statement, params):
-    """Run the one statement ``statement`` with ``params`` as a
-    transaction of its own; returns whether it did all it was for. If
-    not, it changed nothing: having written nothing (PostgreSQL's says
-    0), or by an error that undid what it wrote (``engine_tuning.REFUSAL``)."""
+    """Run the one statement ``statement`` (a ``OneStatement``) with
+    ``params`` (of its ``binds``) as a transaction of its own; returns
+    whether it did all it was for. If not, it changed nothing: having
+    written nothing (PostgreSQL's says 0), or by an error that undid what
+    it wrote (``refusal.REFUSAL``)."""
     try:
         with db_api.autocommit_connection() as conn:
-            result = statement.run(conn, params)
+            result = statement.prepared.run(conn, params)
             # MariaDB's sends no rows: it refuses, or it did everything.
             return not result.returns_rows or result.scalar_one() == 1
-    except engine_tuning.Refused:
+    except refusal.Refused:
         return False
 
 

@@ -1,140 +1,194 @@
 """MariaDB's one statements: compound statements (``BEGIN NOT ATOMIC ...
 END``) that run the steps one after the other in a transaction they
-commit, or roll back and refuse (``_own_transaction``)."""
+commit, or roll back and refuse (``_own_transaction``). Each step is a
+statement of ``statements`` compiled for MariaDB (``_Block``), its binds
+the caller's, the values it passes on the block's own variables."""
 
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
-from cyquota.db import engine_tuning
 from cyquota.db import models
 from cyquota.db import prepared
-from cyquota.quota.ledger.one_statement import binds
+from cyquota.quota.ledger import binds
+from cyquota.quota.ledger import consumers
+from cyquota.quota.ledger import refusal
 from cyquota.quota.ledger import statements as sql
+
+_USAGES = sql.USAGES
+_RESERVATIONS = sql.RESERVATIONS
+
+
+class _Block:
+    """The steps of a compound statement, compiled for ``dialect``; the
+    binds they take (``names``). ``qualified``: columns named with their
+    table (else a step that reads one table names them alone)."""
+
+    def __init__(self, dialect, qualified=True):
+        self.dialect = dialect
+        self.qualified = qualified
+        self.names = set()
+
+    def compiled(self, statement):
+        """``statement``'s SQL, its literals written out (its binds are
+        the caller's: ``names``)."""
+        def write_out(element, **_kw):
+            if isinstance(element, sa.BindParameter) and element.unique:
+                return sa.literal_column(str(element.compile(
+                    dialect=self.dialect,
+                    compile_kwargs=dict(literal_binds=True))))
+            return None
+        compiled = visitors.replacement_traverse(
+            statement, {}, write_out).compile(
+                dialect=self.dialect,
+                compile_kwargs=dict(include_table=self.qualified))
+        self.names.update(name for name, bind in compiled.binds.items()
+                          if not bind.unique)
+        return str(compiled)
+
+    def statement(self, declarations, body, commit_if):
+        """The compound statement of ``_own_transaction``, prepared
+        (``Prepared``), and the names of its binds."""
+        return (prepared.Prepared(
+            _own_transaction(declarations, body, commit_if), self.dialect),
+            frozenset(self.names))
 
 
 def _own_transaction(declarations, body, commit_if):
     """A MariaDB compound statement that runs ``body`` (lines) in a
     transaction of its own and commits it if ``commit_if`` (an expression)
     holds at its end. Otherwise it rolls back and refuses (SIGNALs
-    ``engine_tuning.REFUSAL``, raised as ``engine_tuning.Refused``), so
-    that it sends no rows either way. An error rolls the transaction back
-    and is sent on as it was raised (RESIGNAL), to be translated and
-    retried as any other."""
+    ``refusal.REFUSAL``, raised as ``refusal.Refused``), so that it sends
+    no rows either way. An error rolls the transaction back and is sent on
+    as it was raised (RESIGNAL), to be translated and retried as any
+    other."""
     return '\n'.join([
         'BEGIN NOT ATOMIC', *declarations,
         'DECLARE EXIT HANDLER FOR SQLEXCEPTION'
         ' BEGIN ROLLBACK; RESIGNAL; END;',
         'START TRANSACTION;', *body,
         "IF NOT (%s) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s';"
-        ' END IF;' % (commit_if, engine_tuning.REFUSAL),
+        ' END IF;' % (commit_if, refusal.REFUSAL),
         'COMMIT;', 'END'])
 
 
-def reserve_block(dialect, limit, count, request_id):
+def _variable(name, type_=sa.BigInteger):
+    """The block's variable ``name`` in a statement."""
+    return sa.literal_column(name, type_)
+
+
+def _through_unique_index(update, *columns):
+    """``update`` (an UPDATE of the table of ``columns``) through the
+    unique index of ``columns``, named as MariaDB names it: its
+    constraint's name or, unnamed, its first column's."""
+    table = columns[0].table
+    [name] = [constraint.name or columns[0].name
+              for constraint in table.constraints
+              if isinstance(constraint, sa.UniqueConstraint)
+              and tuple(constraint.columns) == columns]
+    for dialect in ('mysql', 'mariadb'):
+        update = update.with_hint('FORCE INDEX (%s)' % name,
+                                  dialect_name=dialect)
+    return update
+
+
+def _in_resource_order(block, update):
+    """``update`` of several usage rows, through their unique index in
+    resource order: two statements that change rows of one project queue
+    on the first row they share rather than deadlock."""
+    return '%s ORDER BY %s;' % (
+        block.compiled(_through_unique_index(
+            update, _USAGES.c.project_id, _USAGES.c.resource)),
+        block.compiled(_USAGES.c.resource))
+
+
+def reserve_block(limit, count, request_id, dialect):
     """MariaDB's reserve of ``count`` resources as one compound statement
     (of several: ``_reserve_many``): the conditional UPDATE of the
     resource (its limit, ``limit``, read once before), then (and with
     ``request_id``, only if no reserve used it before) the INSERT, in a
     transaction of its own, committed if both were written; it refuses
-    (``engine_tuning.Refused``), having written nothing, otherwise.
-    Prepared (``Prepared``)."""
+    (``refusal.Refused``), having written nothing, otherwise. Prepared
+    (``Prepared``), with the names of its binds."""
     if count > 1:
-        return _reserve_many(dialect, limit, count, request_id)
+        return _reserve_many(limit, count, request_id, dialect)
+    block = _Block(dialect)
 
     def compiled(statement):
-        return _compiled(binds.per_resource(statement, 0), dialect)
+        return block.compiled(binds.per_resource(statement, 0))
     seen = ''
     if request_id:
         seen = ' AND NOT EXISTS (%s)' % compiled(sql.REQUEST_SEEN)
     lines = [
         'IF fits THEN',
         'SET v_limit = (%s);' % compiled(sa.select(limit)),
-        compiled(sql.reserve_if_fits(sa.literal_column('v_limit'))) + ';',
+        compiled(sql.reserve_if_fits(_variable('v_limit'))) + ';',
         'SET fits = ROW_COUNT() = 1;', 'END IF;',
         'IF fits%s THEN' % seen,
         compiled(sql.INSERT_RESERVATION_OF_USAGE) + ';',
         'ELSE', 'SET fits = 0;', 'END IF;']
-    return prepared.Prepared(_own_transaction(
+    return block.statement(
         ['DECLARE fits INT DEFAULT 1;', 'DECLARE v_limit BIGINT;'], lines,
-        'fits'), dialect)
+        'fits')
 
 
-def _reserve_many(dialect, limit, count, request_id):
+def _reserve_many(limit, count, request_id, dialect):
     """The reserve of ``count`` resources (``_resource_<i>``, their binds
     suffixed ``_<i>``): their limits (``limit`` of each) and the ids of
     their usage rows (which never change, once there) read in one SELECT
-    into ``v_limit_<i>`` and ``v_usage_<i>``; one conditional UPDATE of every
-    usage row through their unique index, in resource order (two
-    reserves, or a reserve and an end, of one project queue on the first
-    row they share rather than deadlock), each row by its own delta and
-    limit (a CASE on its resource); if it changed them all (and, with
+    into ``v_limit_<i>`` and ``v_usage_<i>``; one conditional UPDATE of
+    every usage row (``_in_resource_order``), each row by its own delta
+    and limit (a CASE on its resource); if it changed them all (and, with
     ``request_id``, no reserve used it before), one INSERT of every
     reservation."""
-    usages = sql.USAGES
+    block = _Block(dialect)
     indexes = range(count)
-    resources = [sa.bindparam(binds.bind_name('_resource', index),
+    resources = [sa.bindparam(binds.bind_name('resource', index),
                               type_=sa.String) for index in indexes]
     limits = ['v_limit_%d' % index for index in indexes]
 
     def by_resource(value_of):
         """A CASE on the row's resource: ``value_of(i)`` for the i-th."""
-        return sa.case(*[(usages.c.resource == resources[index],
+        return sa.case(*[(_USAGES.c.resource == resources[index],
                           value_of(index)) for index in indexes])
     delta = by_resource(lambda index: sa.cast(sa.bindparam(
-        binds.bind_name('_delta', index)), sa.BigInteger))
-    rows = (usages.c.project_id == sa.bindparam('_project_id'),
-            usages.c.resource.in_(resources))
+        binds.bind_name('delta', index)), sa.BigInteger))
     counted = (
-        usages.update()
-        .where(*rows, sql.fits(by_resource(
-            lambda index: sa.literal_column(limits[index])), delta))
-        .values(reserved=usages.c.reserved
+        _USAGES.update()
+        .where(_USAGES.c.project_id == sa.bindparam('_project_id'),
+               _USAGES.c.resource.in_(resources),
+               sql.fits(by_resource(
+                   lambda index: sa.literal_column(limits[index])), delta))
+        .values(reserved=_USAGES.c.reserved
                 + sa.case((delta > 0, delta), else_=0),
                 updated_at=sa.bindparam('_now')))
     usage_ids = ['v_usage_%d' % index for index in indexes]
-    held = sql.RESERVATIONS.insert().values([dict(
+    held = _RESERVATIONS.insert().values([dict(
         usage_id=sa.literal_column(usage_ids[index]),
         project_id=sa.bindparam('_project_id'),
         resource=resources[index],
         **{name: binds.per_resource(sa.bindparam(
-            '_' + name, type_=sql.RESERVATIONS.c[name].type), index)
+            '_' + name, type_=_RESERVATIONS.c[name].type), index)
            for name in sql.RESERVE_COLUMNS}) for index in indexes])
     seen = ''
     if request_id:
-        seen = ' AND NOT EXISTS (%s)' % _compiled(sql.REQUEST_SEEN, dialect)
-    the_usage = sa.select(usages.c.id).where(*sql.THE_USAGE)
+        seen = ' AND NOT EXISTS (%s)' % block.compiled(sql.REQUEST_SEEN)
+    the_usage = sa.select(_USAGES.c.id).where(*sql.THE_USAGE)
     lines = [
-        '%s INTO %s;' % (_compiled(sa.select(*[
+        '%s INTO %s;' % (block.compiled(sa.select(*[
             binds.per_resource(limit, index) for index in indexes] + [
             binds.per_resource(the_usage.scalar_subquery(), index)
-            for index in indexes]), dialect),
-            ', '.join(limits + usage_ids)),
-        _compiled(counted, dialect).replace(
-            'UPDATE quota_usages SET', 'UPDATE quota_usages FORCE INDEX'
-            ' (uniq_quota_usages0project_id0resource) SET', 1)
-        + ' ORDER BY quota_usages.resource;',
+            for index in indexes])), ', '.join(limits + usage_ids)),
+        _in_resource_order(block, counted),
         # A usage row first made after the read leaves its id NULL: the
         # locked path decides.
         'SET fits = ROW_COUNT() = %d AND %s;' % (count, ' AND '.join(
             '%s IS NOT NULL' % usage_id for usage_id in usage_ids)),
-        'IF fits%s THEN' % seen, _compiled(held, dialect) + ';',
+        'IF fits%s THEN' % seen, block.compiled(held) + ';',
         'ELSE', 'SET fits = 0;', 'END IF;']
-    return prepared.Prepared(_own_transaction(
+    return block.statement(
         ['DECLARE fits INT DEFAULT 0;',
          'DECLARE %s BIGINT;' % ', '.join(limits + usage_ids)], lines,
-        'fits'), dialect)
-
-
-def _compiled(statement, dialect):
-    """``statement``'s SQL for ``dialect``, its integer literals written
-    out (its other binds are the caller's)."""
-    def write_out(element):
-        if (isinstance(element, sa.BindParameter) and element.unique
-                and type(element.value) is int):
-            return sa.literal_column(str(element.value))
-        return None
-    return str(visitors.replacement_traverse(statement, {}, write_out)
-               .compile(dialect=dialect))
+        'fits')
 
 
 def end_block(target, count, dialect):
@@ -144,185 +198,177 @@ def end_block(target, count, dialect):
     none holding devices, which the step-by-step end gives back). It ends
     them, moves the counts as ``END_RESERVED`` and (a commit) what the
     consumers hold as ``consumers.add``, each only where nothing goes
-    below zero, and commits; it refuses (``engine_tuning.Refused``),
-    having changed nothing, if it could not end them all. Prepared
-    (``Prepared``), its binds: ``_uuid_<i>``, ``_project_id``,
-    ``_due_before``, ``_now``, ``_status``.
+    below zero, and commits; it refuses (``refusal.Refused``), having
+    changed nothing, if it could not end them all. Prepared
+    (``Prepared``), with the names of its binds: ``_uuid_<i>``,
+    ``_project_id``, ``_due_before``, ``_now``, ``_status``.
 
     The end of one reservation (an attach's commit) is ``_end_one``;
-    that of several, of any resources, ``_end_many``."""
-    if count == 1:
-        text = _end_one(target)
-    else:
-        text = _end_many(target, count)
-    uuids = ', '.join('%%(%s)s' % binds.bind_name('_uuid', index)
-                      for index in range(count))
-    return prepared.Prepared(
-        text.replace('{uuids}', uuids).replace('{count}', str(count)),
-        dialect)
-
-
-def _ending(commit):
-    """The UPDATE ending reservations ``{uuids}``, locked by uuid."""
+    that of several, of any resources, ``_end_many``. Each of their
+    steps reads and writes one table: their columns go unqualified."""
+    block = _Block(dialect, qualified=False)
+    commit = target == models.COMMITTED
+    uuids = [sa.bindparam(binds.bind_name('uuid', index), type_=sa.String)
+             for index in range(count)]
+    chosen = sa.and_(_RESERVATIONS.c.uuid.in_(uuids),
+                     *([] if commit else [~_RESERVATIONS.c.devices]))
     # Locked by the uuid index alone, as LOCK_RESERVATIONS: through
     # another index (project and status, say) it would lock entries
     # that an expiry holding the rows changes, and the two deadlock.
-    # ``uuid`` is the name MariaDB gives the column's unique index.
-    return (
-        'UPDATE reservations FORCE INDEX (uuid)'
-        ' SET status = %(_status)s, updated_at = %(_now)s'
-        " WHERE uuid IN ({uuids}) AND project_id = %(_project_id)s"
-        " AND status = 'reserved' AND expire >= %(_due_before)s"
-        + ('' if commit else ' AND NOT devices') + ';')
+    ending = block.compiled(_through_unique_index(
+        sql.ending(chosen), _RESERVATIONS.c.uuid)) + ';'
+    if count == 1:
+        return _end_one(block, commit, ending, uuids[0])
+    return _end_many(block, commit, ending, uuids)
 
 
-def _end_one(target):
-    """The end of one reservation, locked by uuid, then its usage row,
-    then (a commit) what its consumer holds (written for a batch of one
-    resource and one consumer, which one reservation always is)."""
-    commit = target == models.COMMITTED
+def _end_one(block, commit, ending, uuid):
+    """The end of one reservation (``uuid``), locked by uuid, then its
+    usage row, then (a commit) what its consumer holds (written for a
+    batch of one resource and one consumer, which one reservation always
+    is)."""
+    reservations = _RESERVATIONS.c
+    holder = sa.func.coalesce(reservations.consumer_id, '')
+    what = sa.select(
+        sa.func.count(reservations.resource.distinct()),
+        sa.func.count(holder.distinct()), sa.func.min(reservations.resource),
+        sa.func.min(holder),
+        sa.func.sum(sa.func.greatest(reservations.delta, 0)),
+        sa.func.sum(sa.func.least(reservations.delta, 0))
+    ).where(reservations.uuid.in_([uuid]))
     lines = [
-        _ending(commit),
-        'IF ROW_COUNT() = {count} THEN',
-        "SELECT COUNT(DISTINCT resource), COUNT(DISTINCT COALESCE("
-        "consumer_id, '')), MIN(resource), MIN(COALESCE(consumer_id, '')),"
-        ' SUM(GREATEST(delta, 0)), SUM(LEAST(delta, 0))'
-        ' INTO v_resources, v_holders, v_resource, v_holder, v_held, v_taken'
-        ' FROM reservations WHERE uuid IN ({uuids});',
+        ending,
+        'IF ROW_COUNT() = 1 THEN',
+        '%s INTO v_resources, v_holders, v_resource, v_holder, v_held,'
+        ' v_taken;' % block.compiled(what),
         'END IF;',
         'IF v_resources = 1' + (' AND v_holders = 1' if commit else '')
         + ' THEN',
-        _held_update(commit, 'v_resource'),
+        _held_update(block, commit, 'v_resource'),
         'SET v_done = ROW_COUNT() = 1;',
     ]
     if commit:
-        lines += [
-            'IF v_done AND v_taken = 0 THEN',
-            'INSERT INTO consumer_usages (project_id, resource, consumer_id,'
-            ' used, created_at) VALUES (%(_project_id)s, v_resource,'
-            ' v_holder, v_held, %(_now)s) ON DUPLICATE KEY UPDATE'
-            ' used = used + VALUES(used), updated_at = VALUES(created_at);',
-            'ELSEIF v_done THEN',
-            'UPDATE consumer_usages SET used = used + v_held + v_taken,'
-            ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
-            ' AND resource = v_resource AND consumer_id = v_holder'
-            ' AND used + v_taken >= 0;',
-            'SET v_done = ROW_COUNT() = 1;',
-            'END IF;',
-        ]
+        lines += _add_to_consumer(
+            block, _variable('v_held') + _variable('v_taken'),
+            _variable('v_taken'), 'v_resource', 'v_holder')
     lines.append('END IF;')
-    return _own_transaction([
+    return block.statement([
         'DECLARE v_resources, v_holders, v_done INT DEFAULT 0;',
         'DECLARE v_resource, v_holder VARCHAR(255);',
         'DECLARE v_held, v_taken BIGINT DEFAULT 0;'], lines, 'v_done')
 
 
-def _held_update(commit, resource):
+def _held_update(block, commit, resource):
     """The usage row of ``resource`` (a variable) gives back ``v_held``
     reserved; a commit also moves ``v_held + v_taken`` into ``used``."""
-    return ('UPDATE quota_usages SET reserved = reserved - v_held,'
-            + (' used = used + v_held + v_taken,' if commit else '')
-            + ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
-            ' AND resource = ' + resource + ' AND reserved >= v_held'
-            + (' AND used + v_taken >= 0' if commit else '') + ';')
+    held, taken = _variable('v_held'), _variable('v_taken')
+    return block.compiled(sql.end_reserved(
+        (_USAGES.c.project_id == sa.bindparam('_project_id'),
+         _USAGES.c.resource == _variable(resource, sa.String)), held,
+        *((taken, held + taken) if commit else ()))) + ';'
 
 
-def _end_many(target, count):
-    """The end of ``count`` reservations, for the common cases: each of a
-    resource of its own (an attach or a detach of several resources), or
-    all of one resource (a commit: of one consumer). The reservations,
-    locked by uuid; what each one is (``r_<i>``, ``d_<i>``, ``c_<i>``:
-    resource, delta, consumer, each read by its uuid, which costs less
-    than any query that groups them); then the usage rows, in one UPDATE
-    through their unique index in resource order (two ends, or an end
-    and a reserve, of one project queue on the first row they share
-    rather than deadlock); then (a commit) what the consumers hold: one
-    upsert where every delta is positive, else reservation by
+def _end_many(block, commit, ending, uuids):
+    """The end of several reservations (``uuids``), for the common cases:
+    each of a resource of its own (an attach or a detach of several
+    resources), or all of one resource (a commit: of one consumer). The
+    reservations, locked by uuid; what each one is (``r_<i>``, ``d_<i>``,
+    ``c_<i>``: resource, delta, consumer, each read by its uuid, which
+    costs less than any query that groups them); then the usage rows
+    (``_in_resource_order``); then (a commit) what the consumers hold:
+    one upsert where every delta is positive, else reservation by
     reservation. Reservations of one resource among others it leaves to
     the steps (it refuses)."""
-    commit = target == models.COMMITTED
-    indexes = range(count)
-
-    def each(term, join=' '):
-        return join.join(term.replace('{i}', str(i)) for i in indexes)
+    reservations = _RESERVATIONS.c
+    indexes = range(len(uuids))
+    r, c = ([_variable('%s_%d' % (name, index), sa.String)
+             for index in indexes] for name in 'rc')
+    d = [_variable('d_%d' % index) for index in indexes]
 
     def pairs(term):
-        return ' AND '.join(term.replace('{i}', str(i)).replace(
-            '{j}', str(j)) for i in indexes for j in indexes if i < j)
+        """``term`` (of ``%(i)d`` and ``%(j)d``) of every two."""
+        return ' AND '.join(term % dict(i=i, j=j) for i in indexes
+                            for j in indexes if i < j)
 
-    def by_resource(value):
-        return 'CASE resource %s END' % each('WHEN r_{i} THEN ' + value)
+    def by_resource(value_of):
+        return sa.case(*[(r[index], value_of(index)) for index in indexes],
+                       value=_USAGES.c.resource)
+    counted = sql.end_reserved(
+        (_USAGES.c.project_id == sa.bindparam('_project_id'),
+         _USAGES.c.resource.in_(r)),
+        by_resource(lambda i: sa.func.greatest(d[i], 0)),
+        *((by_resource(lambda i: sa.func.least(d[i], 0)),
+           by_resource(lambda i: d[i])) if commit else ()))
     lines = [
-        _ending(commit),
-        'SET v_done = ROW_COUNT() = {count};',
+        ending,
+        'SET v_done = ROW_COUNT() = %d;' % len(uuids),
         'IF v_done THEN',
-        each("SELECT resource, delta, COALESCE(consumer_id, '')"
-             ' INTO r_{i}, d_{i}, c_{i} FROM reservations'
-             ' WHERE uuid = %(_uuid_{i})s;', '\n'),
+        *['%s INTO r_%d, d_%d, c_%d;' % (block.compiled(sa.select(
+            reservations.resource, reservations.delta,
+            sa.func.coalesce(reservations.consumer_id, '')
+        ).where(reservations.uuid == uuids[i])), i, i, i) for i in indexes],
         'END IF;',
-        'IF v_done AND %s THEN' % pairs('r_{i} <> r_{j}'),
-        'UPDATE quota_usages FORCE INDEX'
-        ' (uniq_quota_usages0project_id0resource) SET reserved = reserved - '
-        + by_resource('GREATEST(d_{i}, 0)') + ','
-        + (' used = used + ' + by_resource('d_{i}') + ',' if commit else '')
-        + ' updated_at = %(_now)s WHERE project_id = %(_project_id)s'
-        ' AND resource IN (' + each('r_{i}', ', ') + ') AND reserved >= '
-        + by_resource('GREATEST(d_{i}, 0)')
-        + (' AND used + ' + by_resource('LEAST(d_{i}, 0)') + ' >= 0'
-           if commit else '') + ' ORDER BY resource;',
-        'SET v_done = ROW_COUNT() = {count};',
+        'IF v_done AND %s THEN' % pairs('r_%(i)d <> r_%(j)d'),
+        _in_resource_order(block, counted),
+        'SET v_done = ROW_COUNT() = %d;' % len(uuids),
     ]
     if commit:
         lines += [
-            'IF v_done AND %s THEN' % each('d_{i} > 0', ' AND '),
-            _UPSERT_CONSUMERS % each(
-                '(%(_project_id)s, r_{i}, c_{i}, d_{i}, %(_now)s)', ', '),
+            'IF v_done AND %s THEN' % ' AND '.join(
+                'd_%d > 0' % i for i in indexes),
+            block.compiled(_upsert_consumers(
+                [(r[i], c[i], d[i]) for i in indexes])) + ';',
             'ELSE',
-            *[line.replace('{i}', str(index)) for index in indexes
-              for line in _add_to_consumer('d_{i}', 'LEAST(d_{i}, 0)',
-                                           'r_{i}', 'c_{i}')],
+            *[line for i in indexes for line in _add_to_consumer(
+                block, d[i], sa.func.least(d[i], 0), 'r_%d' % i,
+                'c_%d' % i)],
             'END IF;']
+    held = ' + '.join('GREATEST(d_%d, 0)' % i for i in indexes)
+    taken = (' + '.join('LEAST(d_%d, 0)' % i for i in indexes)
+             if commit else '0')
     lines += [
         'ELSEIF v_done AND %s THEN' % pairs(
-            'r_{i} = r_{j} AND c_{i} = c_{j}' if commit else 'r_{i} = r_{j}'),
-        'SET v_held = %s, v_taken = %s;' % (
-            each('GREATEST(d_{i}, 0)', ' + '),
-            each('LEAST(d_{i}, 0)', ' + ') if commit else '0'),
-        _held_update(commit, 'r_0'),
+            'r_%(i)d = r_%(j)d' + (' AND c_%(i)d = c_%(j)d' if commit
+                                   else '')),
+        'SET v_held = %s, v_taken = %s;' % (held, taken),
+        _held_update(block, commit, 'r_0'),
         'SET v_done = ROW_COUNT() = 1;',
     ]
     if commit:
-        lines += _add_to_consumer('v_held + v_taken', 'v_taken', 'r_0', 'c_0')
+        lines += _add_to_consumer(
+            block, _variable('v_held') + _variable('v_taken'),
+            _variable('v_taken'), 'r_0', 'c_0')
     lines += ['ELSE', 'SET v_done = 0;', 'END IF;']
-    return _own_transaction([
+    return block.statement([
         'DECLARE v_done INT DEFAULT 0;',
         'DECLARE v_held, v_taken BIGINT;',
-        each('DECLARE r_{i}, c_{i} VARCHAR(255); DECLARE d_{i} BIGINT;',
-             '\n')], lines, 'v_done')
+        *['DECLARE r_%d, c_%d VARCHAR(255); DECLARE d_%d BIGINT;'
+          % (i, i, i) for i in indexes]], lines, 'v_done')
 
 
-# The upsert of what consumers hold: VALUES rows of project, resource,
-# consumer, amount, time.
-_UPSERT_CONSUMERS = (
-    'INSERT INTO consumer_usages (project_id, resource, consumer_id, used,'
-    ' created_at) VALUES %s ON DUPLICATE KEY UPDATE'
-    ' used = used + VALUES(used), updated_at = VALUES(created_at);')
+def _upsert_consumers(holdings):
+    """``consumers.upsert`` of ``holdings``: (resource, consumer, amount)
+    of the project, each an SQL expression."""
+    return consumers.upsert('mysql').values([dict(
+        project_id=sa.bindparam('_project_id'), resource=resource,
+        consumer_id=consumer, used=amount, created_at=sa.bindparam('_now'))
+        for resource, consumer, amount in holdings])
 
 
-def _add_to_consumer(amount, taken, resource, consumer):
+def _add_to_consumer(block, amount, taken, resource, consumer):
     """The lines adding ``amount`` to what ``consumer`` holds of
-    ``resource``, once the usage rows moved (``v_done``), as
+    ``resource`` (variables), once the usage rows moved (``v_done``), as
     ``consumers.add``: an upsert where nothing is taken (``taken``, the
     negative part, is 0), else a conditional UPDATE that takes nothing
-    below zero (SQL expressions, all four)."""
+    below zero."""
+    resource = _variable(resource, sa.String)
+    consumer = _variable(consumer, sa.String)
     return [
-        'IF v_done AND %s = 0 THEN' % taken,
-        _UPSERT_CONSUMERS % '(%%(_project_id)s, %s, %s, %s, %%(_now)s)' % (
-            resource, consumer, amount),
+        'IF v_done AND %s = 0 THEN' % block.compiled(taken),
+        block.compiled(_upsert_consumers([(resource, consumer, amount)]))
+        + ';',
         'ELSEIF v_done THEN',
-        'UPDATE consumer_usages SET used = used + %s, updated_at = %%(_now)s'
-        ' WHERE project_id = %%(_project_id)s AND resource = %s'
-        ' AND consumer_id = %s AND used + %s >= 0;' % (
-            amount, resource, consumer, taken),
+        block.compiled(sql.add_to_consumer(resource, consumer, amount,
+                                           taken)) + ';',
         'SET v_done = ROW_COUNT() = 1;',
         'END IF;']

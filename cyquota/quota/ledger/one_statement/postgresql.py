@@ -5,20 +5,20 @@ verdict a number (``_verdict``)."""
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from cyquota.db import engine_tuning
 from cyquota.db import models
-from cyquota.quota.ledger.one_statement import binds
+from cyquota.quota.ledger import binds
+from cyquota.quota.ledger import refusal
 from cyquota.quota.ledger import statements as sql
 
 
 def _verdict(done, untouched):
     """What a PostgreSQL one statement returns: 1 where it did everything
     (``done``), 0 where it wrote nothing (``untouched``); otherwise the
-    error that rolls back what it wrote, ``engine_tuning.REFUSAL``. (The server
+    error that rolls back what it wrote, ``refusal.REFUSAL``. (The server
     logs that error: only drift, a batch found part-way done and a lost
     race come to it; the common refusals write nothing.)"""
     return sa.case((done, 1), (untouched, 0),
-                   else_=sa.func.cyquota_refuse(engine_tuning.REFUSAL))
+                   else_=sa.func.cyquota_refuse(refusal.REFUSAL))
 
 
 def reserve_ctes(limit, count, request_id):
@@ -128,7 +128,7 @@ def end_ctes(target, count):
     commit = target == models.COMMITTED
     ended = sa.union_all(*[sa.select(_ended(
         target, sql.RESERVATIONS.c.uuid == sa.bindparam(
-            binds.bind_name('_uuid', index), type_=sa.String),
+            binds.bind_name('uuid', index), type_=sa.String),
         name='ended_%d' % index)) for index in range(count)]).cte('ended')
     taken = _negative(ended.c.delta)
     groups = (
@@ -177,12 +177,13 @@ def end_one_ctes(target):
     eight concurrent commits of one project go faster."""
     commit = target == models.COMMITTED
     ended = _ended(target, sql.RESERVATIONS.c.uuid == sa.bindparam(
-        '_uuid_0', type_=sa.String), sql.RESERVATIONS.c.project_id)
+        binds.bind_name('uuid', 0), type_=sa.String),
+        sql.RESERVATIONS.c.project_id)
     delta = ended.c.delta
     counted = _counted(commit, [sql.USAGES.c.project_id == ended.c.project_id,
                                 sql.USAGES.c.resource == ended.c.resource],
                        _positive(delta), _negative(delta), delta)
-    done = sa.exists(sa.select(counted.c.resource))
+    done: sa.ColumnElement[bool] = sa.exists(sa.select(counted.c.resource))
     if commit:
         done = sa.and_(done, _add_to_consumer(ended, counted))
     return sa.select(_verdict(done, ~sa.exists(sa.select(ended.c.id))))
@@ -222,15 +223,10 @@ def _counted(commit, row, held, taken, total):
     list of conditions) as ``END_RESERVED`` does: ``held`` off reserved
     and, for a ``commit``, ``total`` onto used, only where neither goes
     below zero (``taken``: the negative part)."""
-    usages = sql.USAGES
-    counts = dict(reserved=usages.c.reserved - held,
-                  updated_at=sa.bindparam('_now'))
-    where = [*row, usages.c.reserved >= held]
-    if commit:
-        counts['used'] = usages.c.used + total
-        where.append(usages.c.used + taken >= 0)
-    return (usages.update().where(*where).values(**counts)
-            .returning(usages.c.resource).cte('counted'))
+    if not commit:
+        taken = total = None
+    return (sql.end_reserved(row, held, taken, total)
+            .returning(sql.USAGES.c.resource).cte('counted'))
 
 
 def _positive(delta):

@@ -1,5 +1,6 @@
 """The books as gauges: used, reserved, limit and promised per project and
-resource, read through the QuotaEngine at each scrape.
+resource, read through the QuotaEngine at each scrape of ``GET /metrics``
+(``metrics_page``).
 
 A scrape reads every usage row, a page at a time, then exports the
 ``[metrics] usage_projects`` projects that hold the most one by one and

@@ -9,7 +9,7 @@ workers' counts). Under uWSGI, run it as its own process on the host, with
 the workers' ``PROMETHEUS_MULTIPROC_DIR``::
 
     PROMETHEUS_MULTIPROC_DIR=/run/cyquota/metrics python -m \\
-        cyquota.metrics.listener --config-file /etc/cyquota/cyquota.conf
+        cyquota.api.metrics_listener --config-file /etc/cyquota/cyquota.conf
 """
 
 import signal
@@ -20,14 +20,13 @@ import threading
 from wsgiref import simple_server
 
 from oslo_log import log as logging
-import webob
 import webob.dec
 import webob.exc
 
 from cyquota.api import errors
+from cyquota.api import metrics_page
 from cyquota.conf import CONF
 from cyquota.conf import metrics as metrics_conf
-from cyquota.metrics import exposition
 from cyquota import service
 
 LOG = logging.getLogger(__name__)
@@ -44,13 +43,7 @@ def application(request):
     if request.method not in ('GET', 'HEAD'):
         return errors.response_for(webob.exc.HTTPMethodNotAllowed(),
                                    request.environ)
-    try:
-        body = exposition.text()
-    except Exception as error:  # the database away, say: logged, a 500
-        return errors.response_for(error, request.environ)
-    response = webob.Response(body=body)
-    response.headers['Content-Type'] = exposition.CONTENT_TYPE
-    return response
+    return metrics_page.response(request.environ)
 
 
 class _Handler(simple_server.WSGIRequestHandler):

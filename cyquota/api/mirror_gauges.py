@@ -1,7 +1,8 @@
 """The Placement mirror's freshness as gauges, read from the database at
-each scrape (so any process shows what the conductors last did): the age
-of the copy and the providers kept although Placement dropped them. Shown
-only with ``[placement] source = placement``."""
+each scrape of ``GET /metrics`` (``metrics_page``), so any process shows
+what the conductors last did: the age of the copy and the providers kept
+although Placement dropped them. Shown only with ``[placement] source =
+placement``."""
 
 from prometheus_client import core
 import sqlalchemy as sa
