@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench genconfig
+.PHONY: run test bench genconfig genopenapi
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,3 +25,6 @@ bench: $(VENV)/.installed
 
 genconfig: $(VENV)/.installed
 	$(BIN)/oslo-config-generator --config-file etc/cyquota/cyquota-config-generator.conf
+
+genopenapi: $(VENV)/.installed
+	$(BIN)/python -m cyquota.api.openapi_document
