@@ -275,7 +275,10 @@ def bump_if_unchanged(session, seen):
     :returns: whether every one was (else nothing that read decided may
         be written: the caller rolls back).
     """
+    # The ids alone too: MariaDB ranges over the primary key for them,
+    # but scans the table for the pairs.
     done = session.execute(_rp.update().where(
+        _rp.c.id.in_(sorted(seen)),
         sa.tuple_(_rp.c.id, _rp.c.generation).in_(sorted(seen.items()))
     ).values(generation=_rp.c.generation + 1))
     return done.rowcount == len(seen)
