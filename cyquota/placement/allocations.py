@@ -78,14 +78,6 @@ def _shaped(rows, uuids):
     return result
 
 
-def _by_uuid(session, rows):
-    """``_shaped`` allocation rows, their providers' uuids read."""
-    rows = list(rows)
-    return _shaped(rows, dict(session.execute(
-        sa.select(_rp.c.id, _rp.c.uuid)
-        .where(_rp.c.id.in_(sorted({row[0] for row in rows})))).all()))
-
-
 def _claim(context, consumer_id, project_id, request, user_id):
     # A Core connection, not a session: in the ledger's transaction (a
     # connection) a session's rollback on a refusal would end that
@@ -134,16 +126,19 @@ def _free(context, consumer_id):
             return {}
         rows = session.execute(
             sa.select(_allocations.c.resource_provider_id,
-                      _allocations.c.resource_class, _allocations.c.used)
+                      _allocations.c.resource_class, _allocations.c.used,
+                      _rp.c.uuid)
+            .join(_rp, _rp.c.id == _allocations.c.resource_provider_id)
             .where(_allocations.c.consumer_id == consumer_id)).all()
-        provider_ids = {row.resource_provider_id for row in rows}
-        providers.lock_ids(session, provider_ids)
-        session.execute(_allocations.delete().where(
-            _allocations.c.consumer_id == consumer_id))
+        if rows:
+            # The generations moved on first: that locks the providers.
+            providers.bump(session, {row.resource_provider_id
+                                     for row in rows})
+            session.execute(_allocations.delete().where(
+                _allocations.c.consumer_id == consumer_id))
         session.execute(_consumers.delete().where(_consumers.c.id == held))
-        if provider_ids:
-            providers.bump(session, provider_ids)
-        return _by_uuid(session, rows)
+        return _shaped([row[:3] for row in rows],
+                       {row.resource_provider_id: row.uuid for row in rows})
 
 
 def _run(function, context, *args):
@@ -203,17 +198,28 @@ def holds_any(context, consumer_id):
 
 def get_for_consumer(context, consumer_id):
     """``{"allocations": {provider_uuid: {"resources"}}, "project_id",
-    "user_id"}`` of ``consumer_id`` (empty allocations if none)."""
+    "user_id"}`` of ``consumer_id`` (empty allocations if none), in one
+    query."""
+    asked = sa.select(sa.literal(consumer_id, sa.String).label('id')
+                      ).subquery('asked')
     with db_api.reader(context) as session:
-        consumer = session.execute(sa.select(_consumers).where(
-            _consumers.c.consumer_id == consumer_id)).first()
         rows = session.execute(
-            sa.select(_allocations.c.resource_provider_id,
+            sa.select(_consumers.c.project_id, _consumers.c.user_id,
+                      _allocations.c.resource_provider_id, _rp.c.uuid,
                       _allocations.c.resource_class, _allocations.c.used)
-            .where(_allocations.c.consumer_id == consumer_id)).all()
-        return {'allocations': _by_uuid(session, rows),
-                'project_id': consumer.project_id if consumer else None,
-                'user_id': consumer.user_id if consumer else None}
+            .select_from(asked.outerjoin(
+                _consumers, _consumers.c.consumer_id == asked.c.id
+            ).outerjoin(
+                _allocations, _allocations.c.consumer_id == asked.c.id
+            ).outerjoin(
+                _rp, _rp.c.id == _allocations.c.resource_provider_id))
+        ).all()
+    held = [row for row in rows if row.resource_provider_id is not None]
+    return {'allocations': _shaped(
+                [(row.resource_provider_id, row.resource_class, row.used)
+                 for row in held],
+                {row.resource_provider_id: row.uuid for row in held}),
+            'project_id': rows[0].project_id, 'user_id': rows[0].user_id}
 
 
 def _held_on(session, provider_id):
