@@ -85,7 +85,7 @@ class LeaseEngine:
         else:
             chosen = windows.choose(conn, _device_needs(request),
                                     request.start, request.end, carrier,
-                                    exclude_lease=lease_id)
+                                    exclude_lease=lease_id).parts
         shown = store.filter_allocations(conn, chosen)
         return payload.lease_payload(
             request.name, request.start, request.end,
@@ -160,18 +160,18 @@ class LeaseEngine:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
             # Devices first (unlocked): no room is a 409 before a 403.
-            chosen = windows.choose(conn, _device_needs(request),
+            choice = windows.choose(conn, _device_needs(request),
                                     request.start, request.end,
                                     pools.Carrier.of(context, project_id))
             overs = holdings.window_overs(amounts, max(request.start, now),
                                           request.end)
             if overs:
                 raise exception.OverQuota(overs=overs)
-            windows.check(conn, chosen, request.start, request.end)
+            windows.take(conn, choice)
             store.insert(conn, lease_id, project_id, context.user_id, request,
                          status, {r: holdings.root_id(r) for r in amounts})
-            windows.promise(conn, lease_id, chosen, request.start, request.end,
-                            status)
+            windows.promise(conn, lease_id, choice.parts, request.start,
+                            request.end, status)
             if starts:
                 self._start_holding(conn, holdings, lease_id, project_id,
                                     context.user_id, request)
@@ -259,7 +259,7 @@ class LeaseEngine:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             active = row.status == lease_models.ACTIVE
-            chosen = None if active else windows.choose(
+            choice = None if active else windows.choose(
                 conn, _device_needs(request), request.start, request.end,
                 pools.Carrier.lease_holder(row.project_id),
                 exclude_lease=lease_id)
@@ -268,15 +268,14 @@ class LeaseEngine:
             if overs:
                 raise exception.OverQuota(overs=overs)
             if active:
-                windows.check(conn, calendar.lease_devices(conn, [lease_id]),
-                              now, request.end, exclude_lease=lease_id,
-                              raced=False)
-                windows.reschedule(conn, lease_id, request.start, request.end)
+                held = calendar.lease_devices(conn, [lease_id])
+                windows.check(conn, held, now, request.end, lease_id)
+                windows.reschedule(conn, lease_id, request.start, request.end,
+                                   held)
             else:
                 windows.forget(conn, lease_id)
-                windows.check(conn, chosen, request.start, request.end,
-                              exclude_lease=lease_id)
-                windows.promise(conn, lease_id, chosen, request.start,
+                windows.take(conn, choice)
+                windows.promise(conn, lease_id, choice.parts, request.start,
                                 request.end, row.status)
             store.change(conn, lease_id, request)
             holdings.refresh(list(amounts), now)

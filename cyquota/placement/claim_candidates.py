@@ -46,8 +46,8 @@ class Seen(typing.NamedTuple):
 
 
 def _reads_aggregates(request, pool_rule):
-    return bool(pool_rule.required or pool_rule.forbidden
-                or any(group.member_of for group in request.groups))
+    return bool(pool_rule or any(group.member_of
+                                 for group in request.groups))
 
 
 def _candidate(session, request, pool_rule, rows, shared, low, high):

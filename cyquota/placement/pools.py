@@ -91,6 +91,11 @@ class PoolRule:
     forbidden: frozenset = frozenset()
     opened: frozenset = frozenset()
 
+    def __bool__(self):
+        """Whether the rule constrains anything (else every provider is
+        allowed, whatever its aggregates)."""
+        return bool(self.required or self.forbidden)
+
     def allows(self, provider_aggregates, root_aggregates):
         both = provider_aggregates | root_aggregates
         return (all(aggs & both for aggs in self.required)

@@ -16,14 +16,20 @@ contains the instant stay within its capacity:
 * an active lease also holds ``device_allocations`` rows with the lease
   as the consumer, so that device usages show it.
 
-Concurrency: choosing reads without locks; the caller then locks the chosen
-providers in id order (as every claim does) and ``check`` reads again under
-the locks, raising ``allocations.AllocationRaced`` (a deadlock: the whole
-transaction is retried) when the choice no longer fits.
+Concurrency: choosing reads without locks, each provider with its
+generation first; the caller then writes against those generations, as a
+claim does (``allocations``): ``take`` moves them on where they are
+unchanged, which locks the providers, and raises
+``allocations.AllocationRaced`` (a deadlock: the whole transaction is
+retried) where one moved, as whatever takes room on a provider (a claim,
+a promise, a lease that starts or is extended, an inventory) moves its
+generation. An active lease's devices are fixed: ``check`` locks them
+and reads again whether they hold a new end.
 """
 
 import collections
 import dataclasses
+import typing
 
 import sqlalchemy as sa
 
@@ -47,6 +53,18 @@ _inventories = placement_models.Inventory.__table__
 #: Providers of the first page read when devices are chosen; each next
 #: page is twice the last.
 PAGE = 8
+
+
+class Choice(typing.NamedTuple):
+    """Devices chosen for a lease (``choose``).
+
+    :ivar parts: ``{need key: [(provider_id, resource_class, amount)]}``.
+    :ivar generations: ``{provider_id: generation}`` of the chosen
+        providers, as read before anything the choice rests on.
+    """
+
+    parts: dict
+    generations: dict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +124,10 @@ def _room(session, records, start, end, exclude_lease, lock=False):
 def _eligible(session, needs, rules, provider_ids):
     """``{need key: [provider_id]}``: the providers (in id order) that each
     need's ``member_of`` and its lease-pool rule (``rules``, by member
-    key) allow, read at once for every need."""
+    key) allow, read at once for every need; nothing is read when no need
+    is constrained."""
+    if not any(rules[need.member_key] or need.member_of for need in needs):
+        return {need.key: sorted(provider_ids) for need in needs}
     roots = dict(session.execute(
         sa.select(_rp.c.id, _rp.c.root_provider_id)
         .where(_rp.c.id.in_(sorted(provider_ids)))).all())
@@ -128,23 +149,26 @@ def _allows(rule, member_of, own, tree):
 
 
 def _pages(session, resource_classes):
-    """The ids of the providers with inventory of ``resource_classes``, in
-    id order, a page at a time (each one query): ``PAGE``, then twice as
-    many each time, as the first pages seldom lack room."""
+    """``{provider_id: generation}`` of the providers with inventory of
+    ``resource_classes``, in id order, a page at a time (each one query,
+    the first of the page's reads): ``PAGE``, then twice as many each
+    time, as the first pages seldom lack room."""
     after, size = 0, PAGE
     while True:
-        page = session.execute(
-            sa.select(_inventories.c.resource_provider_id).distinct()
+        page = dict(session.execute(
+            sa.select(_inventories.c.resource_provider_id, _rp.c.generation)
+            .distinct()
+            .join(_rp, _rp.c.id == _inventories.c.resource_provider_id)
             .where(_inventories.c.resource_class.in_(
                        sorted(resource_classes)),
                    _inventories.c.resource_provider_id > after)
             .order_by(_inventories.c.resource_provider_id)
-            .limit(size)).scalars().all()
+            .limit(size)).all())
         if page:
             yield page
         if len(page) < size:
             return
-        after, size = page[-1], size * 2
+        after, size = max(page), size * 2
 
 
 def choose(session, needs, start, end, carrier, exclude_lease=None):
@@ -160,15 +184,15 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     many devices and reservations there are (and of windows: only the
     page's providers' are read).
 
+    :returns: a ``Choice``.
     :raises NoValidAllocation: (409) not enough room.
     """
     rules = pools.rules_for(session, [need.member_key for need in needs],
                             carrier)
     left = {need.key: need.amount for need in needs}
     chosen = {need.key: [] for need in needs}
+    generations = {}
     for page in _pages(session, {need.resource_class for need in needs}):
-        if not any(left.values()):
-            break
         limits = capacity.load(session, provider_ids=page, resource_classes={
             need.resource_class for need in needs}, promised=False)
         free = _room(session, limits, start, end, exclude_lease)
@@ -184,8 +208,12 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
                 if part > 0:
                     chosen[need.key].append(
                         (provider_id, need.resource_class, part))
+                    generations[provider_id] = page[provider_id]
                     free[key] -= part
                     left[need.key] -= part
+        if not any(left.values()):
+            # Served: the next page is not read.
+            break
     for need in needs:
         if left[need.key]:
             raise exception.NoValidAllocation(reason=(
@@ -193,17 +221,24 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
                 'requested aggregates' % (need.resource_class, need.amount,
                                           calendar.isotime(start),
                                           calendar.isotime(end))))
-    return chosen
+    return Choice(chosen, generations)
 
 
-def check(session, chosen, start, end, exclude_lease=None, raced=True):
-    """Lock the chosen providers (id order) and check, reading again
-    under the locks, that the choice still fits. When it does not:
-    AllocationRaced (the choice was read without locks: retry), or with
-    ``raced`` False (the devices are fixed, an active lease's)
-    NoValidAllocation."""
+def take(session, choice):
+    """Lock the providers of ``choice`` by moving their generations on,
+    where they are still at what the choice read; AllocationRaced (retry
+    the transaction) where one moved."""
+    if choice.generations and not providers.bump_if_unchanged(
+            session, choice.generations):
+        raise allocations.AllocationRaced()
+
+
+def check(session, held, start, end, exclude_lease):
+    """Lock the providers of an active lease's devices ``held`` (id
+    order) and check, reading under the locks, that they hold the lease
+    over ``[start, end)``; NoValidAllocation (409) when they do not."""
     needs = collections.Counter()
-    for parts in chosen.values():
+    for parts in held.values():
         for provider_id, rc, amount in parts:
             needs[(provider_id, rc)] += amount
     providers.lock_ids(session, {key[0] for key in needs})
@@ -213,8 +248,6 @@ def check(session, chosen, start, end, exclude_lease=None, raced=True):
     free = _room(session, records, start, end, exclude_lease, lock=True)
     for (provider_id, rc), amount in sorted(needs.items()):
         if free.get((provider_id, rc), 0) < amount:
-            if raced:
-                raise allocations.AllocationRaced()
             raise exception.NoValidAllocation(reason=(
                 'the devices of the lease have no room for %s:%d until '
                 '%s' % (rc, amount, calendar.isotime(end))))
@@ -222,7 +255,8 @@ def check(session, chosen, start, end, exclude_lease=None, raced=True):
 
 def promise(session, lease_id, chosen, start, end, status):
     """Store the chosen allocations of ``lease_id`` (``{lease reservation
-    id: [(provider_id, rc, amount)]}``) with the lease's window."""
+    id: [(provider_id, rc, amount)]}``) with the lease's window, their
+    providers taken (``take``)."""
     now = models.utcnow()
     rows = [dict(lease_id=lease_id, lease_reservation_id=key,
                  resource_provider_id=provider_id, resource_class=rc,
@@ -232,7 +266,6 @@ def promise(session, lease_id, chosen, start, end, status):
             for provider_id, rc, amount in parts]
     if rows:
         session.execute(_lease_allocations.insert(), rows)
-        providers.bump(session, {row['resource_provider_id'] for row in rows})
 
 
 def forget(session, lease_id):
@@ -241,9 +274,14 @@ def forget(session, lease_id):
         _lease_allocations.c.lease_id == lease_id))
 
 
-def reschedule(session, lease_id, start, end):
-    """Move a lease's allocations to a new window (checked by the
-    caller)."""
+def reschedule(session, lease_id, start, end, held):
+    """Move a lease's allocations to a new window (checked by the caller,
+    ``check``, its devices ``held`` locked), moving their providers'
+    generations on: a longer window takes room."""
+    provider_ids = {provider_id for parts in held.values()
+                    for provider_id, _rc, _n in parts}
+    if provider_ids:
+        providers.bump(session, provider_ids)
     session.execute(_lease_allocations.update()
                     .where(_lease_allocations.c.lease_id == lease_id)
                     .values(start_date=start, end_date=end,

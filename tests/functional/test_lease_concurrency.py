@@ -32,6 +32,10 @@ from cyquota.db import models
 from cyquota.db import placement_models
 from cyquota import exception
 from cyquota import leases
+from cyquota.placement import allocations
+from cyquota.placement import member_of
+from cyquota.placement import pools
+from cyquota.placement import windows
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit.placement.conftest import Tree
@@ -577,3 +581,44 @@ def test_extending_an_active_lease_without_room_is_no_valid_allocation(
         leases.LEASES.update(ctx, active['id'],
                              {'end_date': _iso(now + 15 * MINUTE)})
     assert leases.LEASES.get(ctx, active['id']) == active
+
+
+def _stale_choice(ctx, start, end):
+    """The devices a lease over ``[start, end)`` would get, chosen now
+    (before what the caller does next)."""
+    need = windows.DeviceNeed('r', RESOURCE, DEVICE_SIZE, member_of.parse([]))
+    with db_api.get_engine().connect() as conn:
+        return windows.choose(conn, [need], start, end, pools.Carrier('p3'))
+
+
+@pytest.mark.parametrize('taker', ['another lease', 'an extended lease'])
+def test_a_choice_that_went_stale_is_not_taken(backend, ctx, taker):
+    """What takes room on a device moves its generation, so a lease whose
+    devices were chosen before cannot take them (AllocationRaced: its
+    transaction is retried with a fresh choice)."""
+    tree = Tree(ctx)
+    tree.provider('cn1')
+    tree.provider('dev0', parent='cn1',
+                  inventory={RESOURCE: {'total': DEVICE_SIZE}})
+    now = datetime.datetime.now(datetime.timezone.utc)
+    start, end = now + 10 * MINUTE, now + 20 * MINUTE
+
+    def lease(project, begin, finish):
+        return leases.LEASES.create(ctx, project, dict(
+            start_date=begin, end_date=_iso(finish), reservations=[
+                {'resource_type': 'accelerator:' + RESOURCE,
+                 'amount': DEVICE_SIZE}]))
+
+    if taker == 'another lease':
+        stale = _stale_choice(ctx, start.replace(tzinfo=None),
+                              end.replace(tzinfo=None))
+        lease('p2', _iso(start), end)
+    else:
+        active = lease('p1', 'now', start)
+        stale = _stale_choice(ctx, start.replace(tzinfo=None),
+                              end.replace(tzinfo=None))
+        leases.LEASES.update(ctx, active['id'],
+                             {'end_date': _iso(start + 5 * MINUTE)})
+    with db_api.writer_connection(ctx) as conn:
+        with pytest.raises(allocations.AllocationRaced):
+            windows.take(conn, stale)

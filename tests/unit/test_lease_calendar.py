@@ -301,14 +301,14 @@ def uneven(ctx):
                                    min_size=1, max_size=6))
 def test_a_page_at_a_time_chooses_as_all_at_once(sqlite_db, uneven,
                                                  monkeypatch, amounts):
-    wants = [windows.DeviceNeed('w%d' % n, 'FPGA', amount, member_of.parse(
+    needs = [windows.DeviceNeed('w%d' % n, 'FPGA', amount, member_of.parse(
         ['in:' + uneven.aggregate('even')] if even else []))
         for n, (amount, even) in enumerate(amounts)]
 
     def choose():
         with db_api.get_engine().connect() as conn:
             try:
-                return windows.choose(conn, wants, START, START + HOUR,
+                return windows.choose(conn, needs, START, START + HOUR,
                                       pools.Carrier('p1'))
             except exception.NoValidAllocation as refused:
                 return refused.message
