@@ -127,12 +127,11 @@ class LeaseEngine:
                                 denied.message)
             raise
         try:
-            self._create(context, lease_id, project_id, request)
+            view = self._create(context, lease_id, project_id, request)
         except exception.OverQuota as refused:
             events.refused(context, project_id, refused, 'lease.create')
             raise
         lease_writeback.apply(context, lease_id)
-        view = self.get(context, lease_id)
         if view['status'] == lease_models.ACTIVE:
             events.started_or_ended(
                 context, 'start',
@@ -168,8 +167,9 @@ class LeaseEngine:
             if overs:
                 raise exception.OverQuota(overs=overs)
             windows.take(conn, choice)
-            store.insert(conn, lease_id, project_id, context.user_id, request,
-                         status, {r: holdings.root_id(r) for r in amounts})
+            row = store.insert(
+                conn, lease_id, project_id, context.user_id, request, status,
+                {r: holdings.root_id(r) for r in amounts})
             windows.promise(conn, lease_id, choice.parts, request.start,
                             request.end, status)
             if starts:
@@ -178,8 +178,11 @@ class LeaseEngine:
             else:
                 holdings.promise(amounts, request.start, request.end)
             holdings.write()
+            # As stored: nothing of it is read back but its devices' names.
+            view = store.created_view(conn, row, request, choice.parts)
         LOG.info('Lease %s of project %s created: %s', lease_id, project_id,
                  status)
+        return view
 
     @staticmethod
     def _start_holding(conn, holdings, lease_id, project_id, user_id,
@@ -267,7 +270,8 @@ class LeaseEngine:
                                           request.end, exclude_lease=lease_id)
             if overs:
                 raise exception.OverQuota(overs=overs)
-            if active:
+            if choice is None:
+                # Active: its devices are fixed.
                 held = calendar.lease_devices(conn, [lease_id])
                 windows.check(conn, held, now, request.end, lease_id)
                 windows.reschedule(conn, lease_id, request.start, request.end,

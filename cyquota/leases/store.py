@@ -18,17 +18,26 @@ from cyquota.placement import windows
 _leases = lease_models.Lease.__table__
 _reservations = lease_models.LeaseReservation.__table__
 
+#: A lease's row as ``insert`` stored it (the columns a view shows).
+StoredLease = collections.namedtuple('StoredLease', [
+    'id', 'project_id', 'user_id', 'name', 'start_date', 'end_date',
+    'status', 'status_reason', 'created_at', 'updated_at'])
+
 
 def insert(conn, lease_id, project_id, user_id, request, status, root_ids,
            status_reason=None):
     """Store a lease and its reservations (``request``: a LeaseRequest
-    whose reservations have their ids)."""
+    whose reservations have their ids); returns the lease's row as
+    stored."""
     now = models.utcnow()
-    conn.execute(_leases.insert().values(
+    row = StoredLease(
         id=lease_id, project_id=project_id, user_id=user_id,
         name=request.name or lease_id, start_date=request.start,
         end_date=request.end, status=status, status_reason=status_reason,
-        created_at=now))
+        created_at=now, updated_at=None)
+    conn.execute(_leases.insert().values(
+        {key: value for key, value in row._asdict().items()
+         if key != 'updated_at'}))
     conn.execute(_reservations.insert(), [
         dict(id=r.id, lease_id=lease_id, position=index,
              project_id=project_id, root_id=root_ids[r.resource],
@@ -37,6 +46,7 @@ def insert(conn, lease_id, project_id, user_id, request, status, root_ids,
              start_date=request.start, end_date=request.end, status=status,
              created_at=now)
         for index, r in enumerate(request.reservations)])
+    return row
 
 
 def lock(conn, lease_id):
@@ -138,15 +148,10 @@ def filter_allocations(conn, held):
                   'aggregates': sorted(aggregates.get(provider_id, ()))}})
 
 
-def views(conn, rows):
-    """Lease rows as the API answers them, in three queries whatever
-    their number: reservations, allocations, provider names."""
-    if not rows:
-        return []
-    ids = [row.id for row in rows]
-    allocations = api_allocations(conn, calendar.lease_devices(conn, ids))
-    reservations = _reservations_of_leases(conn, ids)
-    return [{
+def _view(row, reservations, allocations):
+    """The API's view of lease ``row`` with its ``reservations`` (in
+    request order) and ``allocations`` (``api_allocations``)."""
+    return {
         'id': row.id, 'name': row.name, 'project_id': row.project_id,
         'user_id': row.user_id,
         'start_date': calendar.isotime(row.start_date),
@@ -159,12 +164,30 @@ def views(conn, rows):
              'amount': r.amount, 'member_of': r.member_of,
              'member_key': r.member_key,
              'allocations': allocations.get(r.id, [])}
-            for r in reservations[row.id]]} for row in rows]
+            for r in reservations]}
+
+
+def views(conn, rows):
+    """Lease rows as the API answers them, in three queries whatever
+    their number: reservations, allocations, provider names."""
+    if not rows:
+        return []
+    ids = [row.id for row in rows]
+    allocations = api_allocations(conn, calendar.lease_devices(conn, ids))
+    reservations = _reservations_of_leases(conn, ids)
+    return [_view(row, reservations[row.id], allocations) for row in rows]
 
 
 def view(conn, row):
     """A lease row as the API answers it."""
     return views(conn, [row])[0]
+
+
+def created_view(conn, row, request, held):
+    """The view of a lease just stored: ``insert``'s row, its ``request``
+    and the devices ``held`` (``{lease reservation id: [(provider_id, rc,
+    amount)]}``), reading only the devices' names."""
+    return _view(row, request.reservations, api_allocations(conn, held))
 
 
 def read(conn, lease_id):

@@ -62,6 +62,18 @@ def test_a_lease_starting_now_is_active_and_holds_its_devices(pool, ctx):
     assert sum(r['used'] for r in consumers) == 3
 
 
+@pytest.mark.parametrize('start', ['now', at(1)])
+def test_a_create_answers_the_lease_as_stored(pool, ctx, start):
+    # The answer is built from what the create wrote: a read gives it back.
+    made = LEASES.create(ctx, 'p1', dict(
+        name='two', start_date=start, end_date=at(2), reservations=[
+            {'resource_type': 'accelerator:FPGA', 'amount': 3},
+            {'resource_type': 'accelerator:FPGA', 'amount': 1,
+             'member_of': [], 'member_key': None}]))
+    assert [len(r['allocations']) for r in made['reservations']] == [2, 1]
+    assert LEASES.get(ctx, made['id']) == made
+
+
 def test_a_future_lease_is_promised_and_refuses_ordinary_reserves(pool,
                                                                   ctx):
     made = lease(ctx, 3, at(1), at(2))
