@@ -20,7 +20,8 @@ What the engine writes for a lease, the fill writes too: ``leases``,
 ``device_allocations`` rows (the lease as the consumer) and its
 ``consumer_usages`` row; and every project's ``quota_usages`` row of FPGA:
 ``used`` and ``leased`` what its active leases hold, ``promised`` the peak
-of its pending leases from now on.
+of its pending leases from now on and ``promised_at`` the first instant
+that holds it, as lease events keep them.
 """
 
 import collections
@@ -181,18 +182,20 @@ def fill(planned, now, devices=DEVICES):
         conn.execute(_usages.insert(), [
             dict(project_id=project(n), resource=RESOURCE,
                  used=active[project(n)], leased=active[project(n)],
-                 reserved=0, promised=promised.get(project(n), 0))
+                 reserved=0, promised=promised.get(project(n), (0, None))[0],
+                 promised_at=promised.get(project(n), (0, None))[1])
             for n in range(PROJECTS)])
     return device_ids
 
 
 def _promised(planned, now):
-    """``{project_id: peak}`` of the pending leases from ``now`` on."""
+    """``{project_id: (peak, instant)}`` of the pending leases from
+    ``now`` on (``calendar.peak_at``)."""
     windows = collections.defaultdict(list)
     for p in planned:
         if p.status == lease_models.PENDING:
             windows[p.project_id].append((p.start, p.end, 1))
-    return {project_id: calendar.peak(found, now)
+    return {project_id: calendar.peak_at(found, now)
             for project_id, found in windows.items()}
 
 
@@ -236,17 +239,17 @@ def write(planned, device_ids):
 
 def add_due(calendar_planned, batch, device_ids, now):
     """Write the pending leases of ``batch`` into a calendar of
-    ``calendar_planned``, and the new ``promised`` of their projects."""
+    ``calendar_planned``, and the new ``promised`` (and its instant) of
+    their projects."""
     write(batch, device_ids)
     promised = _promised(calendar_planned + batch, now)
     with db_api.get_engine().begin() as conn:
         for project_id in sorted({p.project_id for p in batch}):
+            peak, instant = promised[project_id]
             conn.execute(_usages.update().where(
                 _usages.c.project_id == project_id,
                 _usages.c.resource == RESOURCE).values(
-                    # The peak's instant is unknown: the next lease event
-                    # recounts it.
-                    promised=promised[project_id], promised_at=None))
+                    promised=peak, promised_at=instant))
 
 
 def analyze(backend):
