@@ -8,6 +8,7 @@ provider (``promised``: the peak, from now on, of pending lease
 allocations; see ``windows``).
 """
 
+import collections
 import dataclasses
 
 import sqlalchemy as sa
@@ -17,6 +18,15 @@ from cyquota.db import placement_models
 
 _inventories = placement_models.Inventory.__table__
 _allocations = placement_models.DeviceAllocation.__table__
+
+#: SQL: what is allocated of an inventory row's class on its provider (a
+#: column for a statement over ``provider_inventories``).
+USED = (sa.select(sa.func.coalesce(sa.func.sum(_allocations.c.used), 0))
+        .where(_allocations.c.resource_provider_id
+               == _inventories.c.resource_provider_id,
+               _allocations.c.resource_class
+               == _inventories.c.resource_class)
+        .correlate_except(_allocations).scalar_subquery())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,46 +78,52 @@ def load(session, provider_ids=None, resource_classes=None, lock=False,
         _inventories.c.reserved, _inventories.c.min_unit,
         _inventories.c.max_unit, _inventories.c.step_size,
         _inventories.c.allocation_ratio)
-    if lock:
-        # Locking reads cannot aggregate (PostgreSQL): sum the rows here.
-        used_query = sa.select(_allocations.c.resource_provider_id,
-                               _allocations.c.resource_class,
-                               _allocations.c.used)
-    else:
-        used_query = sa.select(
-            _allocations.c.resource_provider_id,
-            _allocations.c.resource_class,
-            sa.func.sum(_allocations.c.used),
-        ).group_by(_allocations.c.resource_provider_id,
-                   _allocations.c.resource_class)
     if provider_ids is not None:
-        ids = sorted(set(provider_ids))
         inv_query = inv_query.where(
-            _inventories.c.resource_provider_id.in_(ids))
-        used_query = used_query.where(
-            _allocations.c.resource_provider_id.in_(ids))
+            _inventories.c.resource_provider_id.in_(sorted(set(
+                provider_ids))))
     if resource_classes is not None:
         inv_query = inv_query.where(
             _inventories.c.resource_class.in_(set(resource_classes)))
-        used_query = used_query.where(
-            _allocations.c.resource_class.in_(set(resource_classes)))
     if lock:
-        inv_query = inv_query.with_for_update(read=True)
-        used_query = used_query.with_for_update(read=True)
-    used = {}
-    for provider_id, rc, amount in session.execute(used_query):
-        # int(): MySQL sums come back as Decimal.
-        used[provider_id, rc] = used.get((provider_id, rc), 0) + int(amount)
-    records = {(row.provider_id, row.resource_class): Capacity(
-                   used=used.get((row.provider_id, row.resource_class), 0),
-                   **row._mapping)
-               for row in session.execute(inv_query)}
+        records = _locked(session, inv_query, provider_ids,
+                          resource_classes)
+    else:
+        # One statement: each row's allocations summed beside it.
+        records = {(row.provider_id, row.resource_class): Capacity(
+                       **dict(row._mapping, used=int(row.used)))
+                   for row in session.execute(
+                       inv_query.add_columns(USED.label('used')))}
     if not promised:
         return records
     peaks = calendar.device_promised(session, {key[0] for key in records})
     return {key: dataclasses.replace(record, promised=peaks[key])
             if key in peaks else record
             for key, record in records.items()}
+
+
+def _locked(session, inv_query, provider_ids, resource_classes):
+    """``load``'s records read with shared locks, the allocations in a
+    statement of their own: locking reads cannot aggregate (PostgreSQL),
+    so the rows are summed here."""
+    used_query = sa.select(_allocations.c.resource_provider_id,
+                           _allocations.c.resource_class,
+                           _allocations.c.used)
+    if provider_ids is not None:
+        used_query = used_query.where(
+            _allocations.c.resource_provider_id.in_(sorted(set(
+                provider_ids))))
+    if resource_classes is not None:
+        used_query = used_query.where(
+            _allocations.c.resource_class.in_(set(resource_classes)))
+    used = collections.Counter()
+    for provider_id, rc, amount in session.execute(
+            used_query.with_for_update(read=True)):
+        used[provider_id, rc] += amount
+    return {(row.provider_id, row.resource_class): Capacity(
+                used=used[row.provider_id, row.resource_class],
+                **row._mapping)
+            for row in session.execute(inv_query.with_for_update(read=True))}
 
 
 def providers_with_room(session, resources):

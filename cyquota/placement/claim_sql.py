@@ -31,6 +31,7 @@ import sqlalchemy as sa
 
 from cyquota import calendar
 from cyquota.db import placement_models
+from cyquota.placement import capacity
 from cyquota.placement import traits
 
 # Conditions compare capacity a hair looser than Capacity.fits, which
@@ -39,17 +40,10 @@ _SLACK = 1.000001
 
 _inventories = placement_models.Inventory.__table__
 _rp = placement_models.ResourceProvider.__table__
-_allocations = placement_models.DeviceAllocation.__table__
 _provider_aggs = placement_models.ProviderAggregate.__table__
 _aggregates = placement_models.Aggregate.__table__
 _traits = placement_models.ProviderTrait.__table__
 
-_USED = (sa.select(sa.func.coalesce(sa.func.sum(_allocations.c.used), 0))
-         .where(_allocations.c.resource_provider_id
-                == _inventories.c.resource_provider_id,
-                _allocations.c.resource_class
-                == _inventories.c.resource_class)
-         .correlate_except(_allocations).scalar_subquery())
 _OWN = (_rp.c.id,)
 _TREE = (_rp.c.root_provider_id,)
 _BOTH = _OWN + _TREE
@@ -115,7 +109,7 @@ def _room(index, number):
                                            type_=sa.String),
         inv.min_unit <= amount, inv.max_unit >= amount,
         (inv.total - inv.reserved) * inv.allocation_ratio * _SLACK
-        >= _USED + amount)
+        >= capacity.USED + amount)
 
 
 def _group(index, classes, same_provider, required, forbidden):
@@ -159,7 +153,7 @@ def _rows(source, sharing):
     return sa.select(
         inv.resource_provider_id.label('provider_id'), inv.resource_class,
         inv.total, inv.reserved, inv.min_unit, inv.max_unit, inv.step_size,
-        inv.allocation_ratio, _USED.label('used'),
+        inv.allocation_ratio, capacity.USED.label('used'),
         _rp.c.root_provider_id.label('root_id'), _rp.c.uuid,
         _rp.c.generation,
         calendar.pending_on(inv.resource_provider_id, inv.resource_class)
