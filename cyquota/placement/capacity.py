@@ -78,13 +78,7 @@ def load(session, provider_ids=None, resource_classes=None, lock=False,
         _inventories.c.reserved, _inventories.c.min_unit,
         _inventories.c.max_unit, _inventories.c.step_size,
         _inventories.c.allocation_ratio)
-    if provider_ids is not None:
-        inv_query = inv_query.where(
-            _inventories.c.resource_provider_id.in_(sorted(set(
-                provider_ids))))
-    if resource_classes is not None:
-        inv_query = inv_query.where(
-            _inventories.c.resource_class.in_(set(resource_classes)))
+    inv_query = _of(inv_query, _inventories, provider_ids, resource_classes)
     if lock:
         records = _locked(session, inv_query, provider_ids,
                           resource_classes)
@@ -102,20 +96,25 @@ def load(session, provider_ids=None, resource_classes=None, lock=False,
             for key, record in records.items()}
 
 
+def _of(query, table, provider_ids, resource_classes):
+    """``query`` of ``table``'s rows limited to ``provider_ids`` and
+    ``resource_classes`` (None: all)."""
+    if provider_ids is not None:
+        query = query.where(
+            table.c.resource_provider_id.in_(sorted(set(provider_ids))))
+    if resource_classes is not None:
+        query = query.where(table.c.resource_class.in_(set(resource_classes)))
+    return query
+
+
 def _locked(session, inv_query, provider_ids, resource_classes):
     """``load``'s records read with shared locks, the allocations in a
     statement of their own: locking reads cannot aggregate (PostgreSQL),
     so the rows are summed here."""
-    used_query = sa.select(_allocations.c.resource_provider_id,
-                           _allocations.c.resource_class,
-                           _allocations.c.used)
-    if provider_ids is not None:
-        used_query = used_query.where(
-            _allocations.c.resource_provider_id.in_(sorted(set(
-                provider_ids))))
-    if resource_classes is not None:
-        used_query = used_query.where(
-            _allocations.c.resource_class.in_(set(resource_classes)))
+    used_query = _of(sa.select(_allocations.c.resource_provider_id,
+                               _allocations.c.resource_class,
+                               _allocations.c.used),
+                     _allocations, provider_ids, resource_classes)
     used = collections.Counter()
     for provider_id, rc, amount in session.execute(
             used_query.with_for_update(read=True)):
