@@ -40,9 +40,24 @@ class DrippingServer:
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self):
+                # The whole request, its body too: closing on unread
+                # bytes would reset the connection under the answer.
                 received = b''
                 while b'\r\n\r\n' not in received:
-                    received += self.request.recv(65536)
+                    chunk = self.request.recv(65536)
+                    if not chunk:
+                        return
+                    received += chunk
+                head_lines, _, body = received.partition(b'\r\n\r\n')
+                length = next((int(value) for name, _, value in (
+                    line.partition(b':')
+                    for line in head_lines.split(b'\r\n')[1:])
+                    if name.strip().lower() == b'content-length'), 0)
+                while len(body) < length:
+                    chunk = self.request.recv(65536)
+                    if not chunk:
+                        return
+                    body += chunk
                 try:
                     self.request.sendall(head)
                     for index in range(len(drip)):
