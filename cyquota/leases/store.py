@@ -117,15 +117,21 @@ def request_of(conn, row):
                                         conn, [row.id])[row.id])
 
 
+def _provider_ids(held):
+    return {part[0] for parts in held.values() for part in parts}
+
+
 def _allocation_views(conn, held, view):
     """``{lease reservation id: [view(provider_id, amount, (uuid, name,
     root uuid))]}`` of ``held`` (``{lease reservation id: [(provider_id,
     rc, amount)]}``), the providers' names read in one query."""
-    ids = {part[0] for parts in held.values() for part in parts}
-    names = windows.names(conn, ids) if ids else {}
+    ids = _provider_ids(held)
+    if not ids:
+        return {}
+    names = windows.names(conn, ids)
     return {key: [view(provider_id, amount, names[provider_id])
                   for provider_id, _rc, amount in parts]
-            for key, parts in held.items()} if ids else {}
+            for key, parts in held.items()}
 
 
 def api_allocations(conn, held):
@@ -140,7 +146,7 @@ def filter_allocations(conn, held):
     """``held``'s allocations as the usage-enforcement filters get them
     (Blazar's form): each device's uuid and name, and in ``extra`` its
     root provider and aggregates."""
-    ids = {part[0] for parts in held.values() for part in parts}
+    ids = _provider_ids(held)
     aggregates = providers.aggregates_of(conn, ids) if ids else {}
     return _allocation_views(conn, held, lambda provider_id, _n, names: {
         'id': names[0], 'resource_provider_name': names[1],
