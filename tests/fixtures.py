@@ -1,9 +1,11 @@
 """Test helpers shared by unit and functional tests: point cyquota at a
 database, create or drop a throw-away database on a real server (both from
 ``benchmarks.support``, which the benchmarks use too), and empty the
-tables between tests, and watch the SQL statements sent."""
+tables between tests, watch the SQL statements sent, and run workers in
+processes of their own."""
 
 import contextlib
+import multiprocessing
 
 import sqlalchemy as sa
 
@@ -41,3 +43,22 @@ def statements_sent(engine=None):
         yield sent
     finally:
         sa.event.remove(engine, 'before_cursor_execute', seen)
+
+
+def results_of_workers(target, arguments, timeout=300):
+    """Run ``target(*args, results)`` in a spawned process for each
+    ``args`` of ``arguments`` at once, each putting one dict on the queue
+    ``results``; return the dicts merged, once every process exited 0."""
+    spawn = multiprocessing.get_context('spawn')
+    results = spawn.Queue()
+    workers = [spawn.Process(target=target, args=(*args, results))
+               for args in arguments]
+    for process in workers:
+        process.start()
+    merged = {}
+    for _process in workers:
+        merged.update(results.get(timeout=timeout))
+    for process in workers:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    return merged

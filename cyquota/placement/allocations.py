@@ -23,6 +23,11 @@ provider waits on that row lock, then finds the generation moved. So two
 claims can never together exceed a device's capacity, and nothing is read
 again under the locks.
 
+The ledger's one-statement reserve claims the common request itself, as
+steps of its statement (``claim_steps``): the same first candidate,
+written the same way against its generation; what those steps cannot
+decide exactly comes here.
+
 Transactions: called inside a caller's transaction (the ledger's reserve),
 ``claim`` and ``free`` join it, and the caller's ``db_api.retry_on_conflict``
 retries the whole transaction after AllocationRaced or a deadlock. Called

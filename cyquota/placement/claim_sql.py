@@ -100,16 +100,22 @@ def _in_any(columns, name):
     ).correlate_except(_provider_aggs, _aggregates)
 
 
-def _room(index, number):
+def room(resource_class, amount):
+    """SQL: an inventory row of ``resource_class`` with room for
+    ``amount`` (SQL expressions), a hair looser than ``Capacity.fits``
+    (no step size, no pending lease peaks)."""
     inv = _inventories.c
-    amount = sa.bindparam('amount_%d_%d' % (index, number),
-                          type_=sa.Integer)
     return sa.and_(
-        inv.resource_class == sa.bindparam('rc_%d_%d' % (index, number),
-                                           type_=sa.String),
+        inv.resource_class == resource_class,
         inv.min_unit <= amount, inv.max_unit >= amount,
         (inv.total - inv.reserved) * inv.allocation_ratio * _SLACK
         >= capacity.USED + amount)
+
+
+def _room(index, number):
+    return room(
+        sa.bindparam('rc_%d_%d' % (index, number), type_=sa.String),
+        sa.bindparam('amount_%d_%d' % (index, number), type_=sa.Integer))
 
 
 def _group(index, classes, same_provider, required, forbidden):
@@ -163,23 +169,30 @@ def _rows(source, sharing):
     ).where(inv.resource_class.in_(sa.bindparam('classes', expanding=True)))
 
 
-def _page(serves, following):
-    """The rows of the first ``trees`` trees (from root ``start`` on,
-    when ``following``) with a row meeting ``serves``."""
+def roots_served(serves):
+    """SQL: the roots, in id order, of the trees with a provider's row
+    meeting ``serves``: the database walks the roots in that order, a few
+    index lookups a provider, until it has as many as it needs."""
     tree = _rp.alias('tree')
     # A subquery with a LIMIT, not an EXISTS: MariaDB makes an EXISTS a
     # semi-join, which reads every inventory row.
     served = sa.select(_inventories.c.id).select_from(_rp.join(
         _inventories, _inventories.c.resource_provider_id == _rp.c.id)
     ).where(_rp.c.root_provider_id == tree.c.id, serves).limit(1)
-    roots = sa.select(tree.c.id).where(
+    return sa.select(tree.c.id).where(
         tree.c.id == tree.c.root_provider_id,
-        served.scalar_subquery().isnot(None))
+        served.scalar_subquery().isnot(None)).order_by(tree.c.id)
+
+
+def _page(serves, following):
+    """The rows of the first ``trees`` trees (from root ``start`` on,
+    when ``following``) with a row meeting ``serves``."""
+    roots = roots_served(serves)
     if following:
-        roots = roots.where(
-            tree.c.id >= sa.bindparam('start', type_=sa.Integer))
+        roots = roots.where(roots.selected_columns.id
+                            >= sa.bindparam('start', type_=sa.Integer))
     # A LIMIT sent as a parameter makes SQLite read every tree.
-    roots = roots.order_by(tree.c.id).limit(
+    roots = roots.limit(
         sa.bindparam('trees', type_=sa.Integer, literal_execute=True)
     ).subquery('page')
     return _rows(roots.join(_rp, _rp.c.root_provider_id == roots.c.id),

@@ -6,12 +6,24 @@ nothing of Placement; device selection imports nothing of the ledger.
 """
 
 from cyquota.placement import allocations
+from cyquota.placement import claim_steps
 from cyquota.placement import request as request_mod
 
 
 class DeviceHook:
     """Devices for reservations that name them, chosen by Placement's
     rules (``member_of``, lease pools)."""
+
+    #: The SQL steps of a claim that the ledger runs inside its own
+    #: statement (``claim_steps``), for the requests ``in_statement``
+    #: accepts.
+    steps = claim_steps
+
+    @staticmethod
+    def in_statement(request):
+        """``(resource class, amount)`` of a request the ``steps`` can
+        claim, or None (``claim`` claims it)."""
+        return claim_steps.for_request(request)
 
     @staticmethod
     def parse(params):

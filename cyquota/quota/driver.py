@@ -21,7 +21,9 @@ class DbQuotaDriver:
         (``cyquota.quota.limits.model``).
     :param devices: the device hook: ``claim(context, consumer_id,
         project_id, request, user_id)`` joins the caller's transaction,
-        ``free(context, consumer_id)``, ``holds(context, consumer_id)``.
+        ``free(context, consumer_id)``, ``holds(context, consumer_id)``;
+        ``in_statement(request)`` and ``steps`` claim the common request
+        inside the ledger's one statement.
     """
 
     def __init__(self, model, devices):

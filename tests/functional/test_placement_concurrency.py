@@ -2,8 +2,6 @@
 processes claiming on the same devices never put more on a device than its
 capacity, and every claim that succeeded is exactly what is stored."""
 
-import multiprocessing
-
 from cyquota.conf import CONF
 from cyquota import context
 from cyquota.db import api as db_api
@@ -61,19 +59,8 @@ def _run(db_url, params):
                                   parent_provider_uuid=root.uuid)
         inventories.set_all(ctx, device.uuid, 0, {
             'FPGA': {'total': CAPACITY_PER_DEVICE + 1, 'reserved': 1}})
-    spawn = multiprocessing.get_context('spawn')
-    results = spawn.Queue()
-    workers = [spawn.Process(target=_worker,
-                             args=(db_url, worker, params, results))
-               for worker in range(WORKERS)]
-    for process in workers:
-        process.start()
-    won = {}
-    for _process in workers:
-        won.update(results.get(timeout=300))
-    for process in workers:
-        process.join(timeout=60)
-        assert process.exitcode == 0
+    won = fixtures.results_of_workers(
+        _worker, [(db_url, worker, params) for worker in range(WORKERS)])
     with db_api.reader(ctx) as session:
         records = capacity.load(session)
     return won, records

@@ -12,6 +12,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
 from cyquota.db import models
+from cyquota.placement import claim_steps
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import one_statement
@@ -73,6 +74,20 @@ def test_a_one_statement_reserve_is_sent_its_binds(server, count,
                                           request_id)
         params = statement.binds(_SHARED, *_RESOURCES[:count])
         assert set(params) == _sent(statement), (server, limit)
+
+
+@_SERVERS
+@pytest.mark.parametrize('request_id', [False, True])
+def test_a_one_statement_reserve_that_claims_is_sent_its_binds(server,
+                                                               request_id):
+    claiming = _SHARED._replace(devices=True, user_id='u1',
+                                device_class='FPGA', device_amount=1)
+    for limit in _limits():
+        statement = one_statement.claiming_reserve(
+            _DIALECTS[server](), limit, request_id, claim_steps)
+        params = statement.binds(claiming, _RESOURCES[0])
+        assert set(params) == _sent(statement), (server, limit)
+        assert {'_device_class', '_device_amount', '_user_id'} <= set(params)
 
 
 @_SERVERS

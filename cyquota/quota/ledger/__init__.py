@@ -52,7 +52,11 @@ Locking discipline, the whole of the ledger's concurrency story:
   check sees every earlier one.
 * Device allocations are claimed inside the reserve's transaction, after
   the usage rows (``cyquota.placement.allocations`` writes them against
-  the chosen providers' generations, which locks those rows).
+  the chosen providers' generations, which locks those rows). The common
+  claim (one class, no ``member_of``, no member key) is a step of the
+  reserve's one statement, in the same order: the usage row, then the
+  chosen provider's generation (``cyquota.placement.claim_steps``,
+  through the device hook).
 
 Input is validated by the QuotaEngine before it reaches the ledger.
 """

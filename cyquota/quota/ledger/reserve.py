@@ -8,12 +8,18 @@ that a negative one leaves ``used`` at zero or more, and the reservation
 rows are inserted without reading any usage row: on PostgreSQL and
 MariaDB in one statement (``one_statement`` tells how), elsewhere one
 statement for the UPDATEs of every resource and one for the INSERTs
-(where the driver counts the rows of a batch). Anything else,
-and any such UPDATE that changes no row (no row yet, over quota,
-overflow, a request id seen before), takes the locked path: it locks
+(where the driver counts the rows of a batch). A reserve of one resource
+that claims a device for the common request (the device hook's
+``in_statement``) takes it too, on PostgreSQL and MariaDB, its claim a
+step of the one statement; other claims take the locked path. Anything
+else, and any such statement that changes nothing (no row yet, over
+quota, overflow, a request id seen before, a claim it cannot decide),
+takes the locked path: it locks
 what the model's rule reads and the usage rows, reads them, and decides,
 saying exactly why it refuses.
 """
+
+import functools
 
 from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
@@ -55,7 +61,8 @@ class Reserve:
                            sql.INSERT_RESERVATION_OF_USAGE),
             sql.Reserve, sql.Resource)
         #: The one-statement reserves (``one_statement.reserve``), by
-        #: (resources, request id).
+        #: (resources, request id), and those that claim a device
+        #: (``one_statement.claiming_reserve``), by the pool rule too.
         self._one_statements = {}
 
     @db_api.retry_on_conflict
@@ -65,21 +72,36 @@ class Reserve:
         returns the reservation uuids in resource order (``[]`` for a dry
         run, which writes nothing). ``devices``: a device request to
         allocate to ``consumer_id`` in the same transaction."""
-        if not dry_run and devices is None and self.model.decides_by_own_row:
-            uuids = self._conditional(context, project_id, deltas, expire,
-                                      request_id, consumer_id)
-            if uuids is not None:
-                return uuids
+        if not dry_run and self.model.decides_by_own_row:
+            claim = None
+            if devices is not None:
+                claim = self._claim_in_statement(context, deltas, devices)
+            if devices is None or claim is not None:
+                uuids = self._conditional(context, project_id, deltas,
+                                          expire, request_id, consumer_id,
+                                          claim)
+                if uuids is not None:
+                    return uuids
         return self._locked(context, project_id, deltas, expire, request_id,
                             consumer_id, dry_run, devices)
 
+    def _claim_in_statement(self, context, deltas, devices):
+        """``(resource class, amount)`` of a device request that the one
+        statement claims itself (of one resource, on a server that has
+        one statements, outside a transaction), or None."""
+        if len(deltas) != 1 or not one_statement.runs_alone(context):
+            return None
+        return self.devices.in_statement(devices)
+
     def _conditional(self, context, project_id, deltas, expire, request_id,
-                     consumer_id):
+                     consumer_id, claim=None):
         """The conditional UPDATE and the INSERT of each resource, reading
         no row but, with a ``request_id``, whether it was used before: on
         PostgreSQL and MariaDB all in one statement (outside another
-        transaction: it is its own), else one statement each.
-        None, with nothing written, when the locked path must decide."""
+        transaction: it is its own), else one statement each; with a
+        ``claim`` (``_claim_in_statement``), the one statement also
+        claims the device. None, with nothing written, when the locked
+        path must decide."""
         limits = {}
         default = None
         if self._limit_in_sql:
@@ -90,15 +112,16 @@ class Reserve:
                                                list(deltas))
         now = models.utcnow()
         shared = sql.Reserve(project_id, request_id, now, expire,
-                             models.RESERVED, consumer_id, False, now,
-                             default)
+                             models.RESERVED, consumer_id, claim is not None,
+                             now, default,
+                             *((context.user_id, *claim) if claim else ()))
         rows = [sql.Resource(resource, delta, limits.get(resource),
                              uuidutils.generate_uuid())
                 for resource, delta in deltas.items()]
         try:
             if one_statement.runs_alone(context):
-                statement = self._one_statement(len(rows),
-                                                request_id is not None)
+                statement = self._one_statement(
+                    len(rows), request_id is not None, claim is not None)
                 if not one_statement.run_alone(
                         statement, statement.binds(shared, *rows)):
                     return None
@@ -109,12 +132,20 @@ class Reserve:
             return None
         return [row.uuid for row in rows]
 
-    def _one_statement(self, count, request_id):
-        key = (count, request_id)
+    def _one_statement(self, count, request_id, claiming):
+        dialect = db_api.get_autocommit_engine().dialect
+        # A claiming one's pool rule is the configuration's of the day.
+        key = (count, request_id,
+               self.devices.steps.pool_prefixes() if claiming else None)
+        if claiming:
+            make = functools.partial(one_statement.claiming_reserve, dialect,
+                                     self._limit, request_id,
+                                     self.devices.steps)
+        else:
+            make = functools.partial(one_statement.reserve, dialect,
+                                     self._limit, count, request_id)
         if key not in self._one_statements:
-            self._one_statements[key] = one_statement.reserve(
-                db_api.get_autocommit_engine().dialect, self._limit, count,
-                request_id)
+            self._one_statements[key] = make()
         return self._one_statements[key]
 
     def _statement_by_statement(self, conn, shared, rows):

@@ -53,6 +53,11 @@ class Reserve(typing.NamedTuple):
     devices: bool
     created_at: datetime.datetime
     default: typing.Optional[int]
+    #: Of a reserve that claims a device in its statement
+    #: (``placement.claim_steps``): who claims, and what.
+    user_id: typing.Optional[str] = None
+    device_class: typing.Optional[str] = None
+    device_amount: typing.Optional[int] = None
 
 
 class Resource(typing.NamedTuple):

@@ -36,6 +36,19 @@ of the caller's: one round trip, no COMMIT after it.
   resource of its own (an attach or detach of several), or all of one
   resource (a commit: of one consumer).
 
+A reserve of one resource that claims a device for the common request
+(``cyquota.placement.claim_steps``, given by the device hook) is one
+statement too: after the usage row's conditional UPDATE, it reads the
+first provider with room, moves that provider's generation on where it is
+unchanged (its lock, after the usage row's, as the locked path takes
+them) and inserts the consumer, the allocation and the reservation. It
+refuses, undoing its UPDATE, wherever the read is not decisive (a pending
+lease on the device, a step size, a sharing provider) or the generation
+moved; the locked path then claims as ``cyquota.placement.allocations``
+does. PostgreSQL plans every prepared one statement once
+(``plan_cache_mode = force_generic_plan`` on the autocommit connections,
+``db.engine_tuning``): planning this one cost more than running it.
+
 Each statement only does what the steps do when every condition holds:
 where its first step changes nothing, nothing is written; where a later
 one does not hold, it raises to roll back what it wrote. Neither server's
@@ -76,13 +89,32 @@ def reserve(dialect, limit, count, request_id):
     (``postgresql.reserve_ctes`` or ``mariadb.reserve_block``, prepared),
     for ``run_alone``; its binds of ``statements.Reserve`` and of a
     ``statements.Resource`` a resource."""
+    return _reserving(
+        dialect, lambda: mariadb.reserve_block(limit, count, request_id,
+                                               dialect),
+        lambda: postgresql.reserve_ctes(limit, count, request_id))
+
+
+def claiming_reserve(dialect, limit, request_id, steps):
+    """The one-statement reserve of one resource that claims a device by
+    ``steps`` (``placement.claim_steps``, through the device hook) for
+    ``dialect`` (``postgresql.claiming_reserve_ctes`` or
+    ``mariadb.claiming_reserve_block``, prepared), as ``reserve``'s."""
+    return _reserving(
+        dialect, lambda: mariadb.claiming_reserve_block(
+            limit, request_id, dialect, steps),
+        lambda: postgresql.claiming_reserve_ctes(limit, request_id, steps))
+
+
+def _reserving(dialect, block, ctes):
+    """A reserve's ``OneStatement``: MariaDB's ``block()`` (prepared, and
+    its binds' names), else PostgreSQL's ``ctes()``, prepared."""
     if is_mariadb(dialect):
-        statement, names = mariadb.reserve_block(limit, count, request_id,
-                                                 dialect)
+        statement, names = block()
     else:
-        ctes = postgresql.reserve_ctes(limit, count, request_id)
-        statement = prepared.Prepared.of(ctes, dialect)
-        names = binds.names_of(ctes, dialect=dialect)
+        built = ctes()
+        statement = prepared.Prepared.of(built, dialect)
+        names = binds.names_of(built, dialect=dialect)
     return OneStatement(statement,
                         binds.Binds(names, sql.Reserve, sql.Resource))
 

@@ -111,6 +111,20 @@ def reserve_block(limit, count, request_id, dialect):
     (``Prepared``), with the names of its binds."""
     if count > 1:
         return _reserve_many(limit, count, request_id, dialect)
+    block, compiled, lines = _reserving_one(limit, request_id, dialect)
+    lines += [compiled(sql.INSERT_RESERVATION_OF_USAGE) + ';',
+              'ELSE', 'SET fits = 0;', 'END IF;']
+    return block.statement(
+        ['DECLARE fits INT DEFAULT 0;', 'DECLARE v_limit BIGINT;'], lines,
+        'fits')
+
+
+def _reserving_one(limit, request_id, dialect):
+    """The block of a reserve of one resource, the ``compiled`` of its
+    statements (the resource's binds, ``_<field>_0``) and its first lines:
+    the limit read, the conditional UPDATE, then ``IF`` it changed the
+    row (and, with ``request_id``, no reserve used it before) ``THEN``,
+    left open."""
     block = _Block(dialect)
 
     def compiled(statement):
@@ -118,17 +132,41 @@ def reserve_block(limit, count, request_id, dialect):
     seen = ''
     if request_id:
         seen = ' AND NOT EXISTS (%s)' % compiled(sql.REQUEST_SEEN)
-    lines = [
-        'IF fits THEN',
+    return block, compiled, [
         'SET v_limit = (%s);' % compiled(sa.select(limit)),
         compiled(sql.reserve_if_fits(_variable('v_limit'))) + ';',
+        'SET fits = ROW_COUNT() = 1;',
+        'IF fits%s THEN' % seen]
+
+
+def claiming_reserve_block(limit, request_id, dialect, steps):
+    """MariaDB's reserve of one resource that claims a device (``steps``:
+    ``placement.claim_steps``) as one compound statement: the conditional
+    UPDATE of the usage row, as ``reserve_block``'s; the provider
+    ``chosen`` (one row, read as maxima, so that none is a row too); its
+    generation moved on if it is decisive and unchanged (its lock); then
+    the consumer, the allocation and the reservation. It commits if all
+    were written and refuses (``refusal.Refused``), having written
+    nothing, otherwise."""
+    block, compiled, lines = _reserving_one(limit, request_id, dialect)
+    chosen = steps.chosen('mysql').subquery('chosen')
+    provider, generation = _variable('v_provider'), _variable('v_generation')
+    lines += [
+        '%s INTO v_provider, v_generation, v_decisive;' % compiled(
+            sa.select(*(sa.func.max(column) for column in chosen.c))),
+        'SET fits = COALESCE(v_decisive, 0) = 1;',
+        'ELSE', 'SET fits = 0;', 'END IF;',
+        'IF fits THEN',
+        compiled(steps.bump(provider, generation)) + ';',
         'SET fits = ROW_COUNT() = 1;', 'END IF;',
-        'IF fits%s THEN' % seen,
-        compiled(sql.INSERT_RESERVATION_OF_USAGE) + ';',
-        'ELSE', 'SET fits = 0;', 'END IF;']
+        'IF fits THEN',
+        compiled(steps.consumer()) + ';',
+        compiled(steps.allocation(provider)) + ';',
+        compiled(sql.INSERT_RESERVATION_OF_USAGE) + ';', 'END IF;']
     return block.statement(
-        ['DECLARE fits INT DEFAULT 1;', 'DECLARE v_limit BIGINT;'], lines,
-        'fits')
+        ['DECLARE fits INT DEFAULT 0;',
+         'DECLARE v_limit, v_provider, v_generation, v_decisive BIGINT;'],
+        lines, 'fits')
 
 
 def _reserve_many(limit, count, request_id, dialect):

@@ -29,17 +29,54 @@ def reserve_ctes(limit, count, request_id):
     no reserve used it before; untouched if not."""
     if count > 1:
         return _reserve_many_ctes(limit, count, request_id)
-    counted = sql.reserve_if_fits(limit)
-    if request_id:
-        counted = counted.where(_request_unseen())
-    counted = binds.per_resource(
-        counted.returning(sql.USAGES.c.id, sql.USAGES.c.project_id,
-                          sql.USAGES.c.resource), 0).cte('counted_0')
+    counted = _counted_one(limit, request_id)
     held = binds.per_resource(
         sql.reservation_of_usage(counted)
         .returning(sql.RESERVATIONS.c.uuid), 0).cte('held_0')
     return sa.select(_verdict(sa.exists(sa.select(held.c.uuid)),
                               ~sa.exists(sa.select(counted.c.id))))
+
+
+def _counted_one(limit, request_id):
+    """The CTE of the conditional UPDATE of one resource's usage row
+    (``reserve_if_fits``; with ``request_id``, only if no reserve used it
+    before), returning the row."""
+    counted = sql.reserve_if_fits(limit)
+    if request_id:
+        counted = counted.where(_request_unseen())
+    return binds.per_resource(
+        counted.returning(sql.USAGES.c.id, sql.USAGES.c.project_id,
+                          sql.USAGES.c.resource), 0).cte('counted_0')
+
+
+def claiming_reserve_ctes(limit, request_id, steps):
+    """A reserve of one resource that claims a device
+    (``steps``: ``placement.claim_steps``), as one SELECT of its CTEs:
+    the conditional UPDATE of the usage row (``counted``: the row's lock
+    first, as the locked path takes it); then, read from it, the
+    generation of the provider ``chosen`` moved on where it is decisive
+    and unchanged (``bumped``: its lock); then, read from that, the
+    consumer, the allocation and the reservation. Its verdict is done if
+    it wrote them all; untouched if the resource did not fit (nothing
+    written); otherwise (no provider, not decisive, a generation that
+    moved) it refuses, undoing the UPDATE."""
+    counted = _counted_one(limit, request_id)
+    chosen = steps.chosen('postgresql').cte('chosen')
+    bumped = steps.bump(
+        chosen.c.provider_id, chosen.c.generation, chosen.c.decisive == 1,
+        sa.exists(sa.select(counted.c.id))
+    ).returning(steps.PROVIDERS.c.id).cte('bumped')
+    claimed = steps.consumer(bumped).returning(
+        steps.CONSUMERS.c.id).cte('claimed')
+    allocated = steps.allocation(bumped.c.id, bumped).returning(
+        steps.ALLOCATIONS.c.id).cte('allocated')
+    held = binds.per_resource(
+        sql.reservation_of_usage(counted, sa.exists(sa.select(bumped.c.id)))
+        .returning(sql.RESERVATIONS.c.uuid), 0).cte('held_0')
+    return sa.select(_verdict(
+        sa.and_(*(sa.exists(sa.select(cte.c[name])) for cte, name in (
+            (held, 'uuid'), (claimed, 'id'), (allocated, 'id')))),
+        ~sa.exists(sa.select(counted.c.id))))
 
 
 def _reserve_many_ctes(limit, count, request_id):
