@@ -67,7 +67,7 @@ def _pool_key(dialect_name, prefix):
     """SQL: an aggregate metadata key starting with ``prefix``, compared
     exactly as ``pools`` compares it (MariaDB compares strings without
     case unless told)."""
-    start = sa.func.left(_metadata.c.key, len(prefix))
+    start = sa.func.substr(_metadata.c.key, 1, len(prefix))
     if dialect_name == 'mysql':
         start = sa.func.binary(start)
     return start == prefix
@@ -111,10 +111,16 @@ def chosen(dialect_name):
             == shared.c.resource_provider_id)
         .where(_traits.c.trait == traits.SHARING,
                shared.c.resource_class == RESOURCE_CLASS))
+    room = (inv.total - inv.reserved) * inv.allocation_ratio
+    if dialect_name == 'sqlite':
+        # No mod() nor floor() in SQLite (but for a build with its math
+        # functions); a cast truncates as floor does what is not negative.
+        multiple, whole = AMOUNT % inv.step_size, sa.cast(room, sa.Integer)
+    else:
+        multiple, whole = (sa.func.mod(AMOUNT, inv.step_size),
+                           sa.func.floor(room))
     exact = sa.and_(
-        sa.func.mod(AMOUNT, inv.step_size) == 0,
-        capacity.USED + AMOUNT <= sa.func.floor(
-            (inv.total - inv.reserved) * inv.allocation_ratio),
+        multiple == 0, capacity.USED + AMOUNT <= whole,
         ~calendar.pending_on(inv.resource_provider_id, inv.resource_class),
         ~sharing)
     return (

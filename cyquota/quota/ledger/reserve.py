@@ -64,6 +64,9 @@ class Reserve:
         #: (resources, request id), and those that claim a device
         #: (``one_statement.claiming_reserve``), by the pool rule too.
         self._one_statements = {}
+        #: The steps of a claim run one by one, and their binds, by
+        #: dialect and pool rule.
+        self._claim_steps = {}
 
     @db_api.retry_on_conflict
     def __call__(self, context, project_id, deltas, expire, request_id=None,
@@ -86,10 +89,10 @@ class Reserve:
                             consumer_id, dry_run, devices)
 
     def _claim_in_statement(self, context, deltas, devices):
-        """``(resource class, amount)`` of a device request that the one
-        statement claims itself (of one resource, on a server that has
-        one statements, outside a transaction), or None."""
-        if len(deltas) != 1 or not one_statement.runs_alone(context):
+        """``(resource class, amount)`` of a device request that the
+        conditional path claims itself (of one resource, outside a
+        transaction), or None."""
+        if len(deltas) != 1 or db_api.in_transaction(context):
             return None
         return self.devices.in_statement(devices)
 
@@ -127,7 +130,7 @@ class Reserve:
                     return None
             else:
                 with db_api.writer_connection(context) as conn:
-                    self._statement_by_statement(conn, shared, rows)
+                    self._statement_by_statement(conn, shared, rows, claim)
         except (_Undecided, db_exc.DBDuplicateEntry):
             return None
         return [row.uuid for row in rows]
@@ -148,10 +151,11 @@ class Reserve:
             self._one_statements[key] = make()
         return self._one_statements[key]
 
-    def _statement_by_statement(self, conn, shared, rows):
-        """The conditional UPDATEs, then the INSERTs, each one statement
-        for every resource where the driver counts the rows of a batch
-        (``supports_sane_multi_rowcount``: SQLite, MariaDB)."""
+    def _statement_by_statement(self, conn, shared, rows, claim):
+        """The conditional UPDATEs, then (with a ``claim``) its steps,
+        then the INSERTs, each one statement for every resource where the
+        driver counts the rows of a batch (``supports_sane_multi_rowcount``:
+        SQLite, MariaDB)."""
         params = [self._binds(shared, row) for row in rows]
         if len(params) > 1 and conn.dialect.supports_sane_multi_rowcount:
             # Each UPDATE changes at most its one row.
@@ -163,8 +167,38 @@ class Reserve:
         if not fit or shared.request_id is not None and conn.execute(
                 sql.REQUEST_SEEN, params[0]).first() is not None:
             raise _Undecided()
+        if claim is not None:
+            self._claim_step_by_step(conn, shared)
         conn.execute(sql.INSERT_RESERVATION_OF_USAGE,
                      params if len(params) > 1 else params[0])
+
+    def _claim_step_by_step(self, conn, shared):
+        """The claim's steps (``devices.steps``) one statement each, in the
+        transaction of ``conn``, which holds the database (SQLite) or, on
+        a server, writes against the generation read; raises _Undecided
+        where the one statement would refuse."""
+        steps = self.devices.steps
+        key = (conn.dialect.name, steps.pool_prefixes())
+        if key not in self._claim_steps:
+            provider = sa.bindparam('_provider_id', type_=sa.Integer)
+            statements = (
+                steps.chosen(conn.dialect.name),
+                steps.bump(provider, sa.bindparam('_generation',
+                                                  type_=sa.Integer)),
+                steps.consumer(), steps.allocation(provider))
+            self._claim_steps[key] = statements, binds.Binds(
+                binds.names_of(*statements), sql.Reserve, sql.Claimed)
+        (chosen, bump, *claim), claim_binds = self._claim_steps[key]
+        found = conn.execute(chosen, claim_binds(
+            shared, sql.Claimed(None, None))).first()
+        if found is None or not found.decisive:
+            raise _Undecided()
+        params = claim_binds(shared, sql.Claimed(found.provider_id,
+                                                 found.generation))
+        if conn.execute(bump, params).rowcount != 1:
+            raise _Undecided()
+        for statement in claim:
+            conn.execute(statement, params)
 
     def _locked(self, context, project_id, deltas, expire, request_id,
                 consumer_id, dry_run, devices):

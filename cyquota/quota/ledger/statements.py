@@ -70,6 +70,14 @@ class Resource(typing.NamedTuple):
     uuid: str
 
 
+class Claimed(typing.NamedTuple):
+    """The binds of a claim's steps run one by one, of the provider its
+    first step read (``placement.claim_steps``)."""
+
+    provider_id: typing.Optional[int]
+    generation: typing.Optional[int]
+
+
 def reservation_of_usage(usage, *where, **columns):
     """The INSERT of a reserve's row from its usage row (``usage``, a
     table or CTE with ``id``, ``project_id`` and ``resource``, filtered by
