@@ -1,8 +1,10 @@
-"""A device claim as steps of a caller's own statement.
+"""A device claim as steps of a caller's own statements.
 
-The ledger's one-statement reserve (``quota.ledger.one_statement``) can
-claim devices inside its statement, so that a reserve that claims a device
-costs one round trip as a plain reserve does. It does so for the common
+The ledger's one-statement reserve (``quota.ledger.one_statement``)
+claims devices inside its statement, so that a reserve that claims a
+device costs one round trip as a plain reserve does; on SQLite its
+conditional path runs the steps one statement each, in the transaction
+that holds the database. It does so for the common
 claim only (``for_request``): one group of one resource class, no
 ``member_of``, no member key, of which the first candidate is one
 provider: the first, in root then provider order, whose row has room and
@@ -44,8 +46,6 @@ _rp = PROVIDERS
 _provider_aggs = placement_models.ProviderAggregate.__table__
 _metadata = placement_models.AggregateMetadata.__table__
 _traits = placement_models.ProviderTrait.__table__
-_consumers = CONSUMERS
-_allocations = ALLOCATIONS
 
 RESOURCE_CLASS = sa.bindparam('_device_class', type_=sa.String)
 AMOUNT = sa.bindparam('_device_amount', type_=sa.Integer)
@@ -157,15 +157,15 @@ def _insert(table, columns, *from_):
 
 def consumer(*from_):
     """The INSERT of the claim's consumer (from ``from_``, if given)."""
-    return _insert(_consumers, {
-        name: _bind(_consumers, name)
+    return _insert(CONSUMERS, {
+        name: _bind(CONSUMERS, name)
         for name in ('consumer_id', 'project_id', 'user_id')}, *from_)
 
 
 def allocation(provider_id, *from_):
     """The INSERT of the claim's allocation on ``provider_id`` (from
     ``from_``, if given)."""
-    return _insert(_allocations, dict(
+    return _insert(ALLOCATIONS, dict(
         resource_provider_id=provider_id,
-        consumer_id=_bind(_allocations, 'consumer_id'),
+        consumer_id=_bind(ALLOCATIONS, 'consumer_id'),
         resource_class=RESOURCE_CLASS, used=AMOUNT), *from_)
