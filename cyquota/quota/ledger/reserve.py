@@ -19,8 +19,6 @@ what the model's rule reads and the usage rows, reads them, and decides,
 saying exactly why it refuses.
 """
 
-import functools
-
 from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 import sqlalchemy as sa
@@ -136,19 +134,16 @@ class Reserve:
         return [row.uuid for row in rows]
 
     def _one_statement(self, count, request_id, claiming):
-        dialect = db_api.get_autocommit_engine().dialect
         # A claiming one's pool rule is the configuration's of the day.
         key = (count, request_id,
                self.devices.steps.pool_prefixes() if claiming else None)
-        if claiming:
-            make = functools.partial(one_statement.claiming_reserve, dialect,
-                                     self._limit, request_id,
-                                     self.devices.steps)
-        else:
-            make = functools.partial(one_statement.reserve, dialect,
-                                     self._limit, count, request_id)
         if key not in self._one_statements:
-            self._one_statements[key] = make()
+            dialect = db_api.get_autocommit_engine().dialect
+            self._one_statements[key] = (
+                one_statement.claiming_reserve(
+                    dialect, self._limit, request_id, self.devices.steps)
+                if claiming else one_statement.reserve(
+                    dialect, self._limit, count, request_id))
         return self._one_statements[key]
 
     def _statement_by_statement(self, conn, shared, rows, claim):
