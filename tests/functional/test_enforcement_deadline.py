@@ -156,8 +156,10 @@ def test_allow_on_error_allows_a_dripping_service(tmp_path, serve):
 
 def quick_refusal(message):
     body = b'{"message": "%s"}' % message
-    return (b'HTTP/1.1 403 Forbidden\r\nContent-Length: %d\r\n\r\n'
-            % len(body)) + body
+    # The server closes after each answer: saying so keeps the client
+    # from sending the next call on a connection about to be closed.
+    return (b'HTTP/1.1 403 Forbidden\r\nConnection: close\r\n'
+            b'Content-Length: %d\r\n\r\n' % len(body)) + body
 
 
 def test_the_next_call_after_a_cut_is_answered(tmp_path, serve):
