@@ -10,8 +10,9 @@ MariaDB in one statement (``one_statement`` tells how), elsewhere one
 statement for the UPDATEs of every resource and one for the INSERTs
 (where the driver counts the rows of a batch). A reserve of one resource
 that claims a device for the common request (the device hook's
-``in_statement``) takes it too, on PostgreSQL and MariaDB, its claim a
-step of the one statement; other claims take the locked path. Anything
+``in_statement``) takes it too: on PostgreSQL and MariaDB its claim a
+step of the one statement, elsewhere its steps one statement each;
+other claims take the locked path. Anything
 else, and any such statement that changes nothing (no row yet, over
 quota, overflow, a request id seen before, a claim it cannot decide),
 takes the locked path: it locks
@@ -169,9 +170,9 @@ class Reserve:
 
     def _claim_step_by_step(self, conn, shared):
         """The claim's steps (``devices.steps``) one statement each, in the
-        transaction of ``conn``, which holds the database (SQLite) or, on
-        a server, writes against the generation read; raises _Undecided
-        where the one statement would refuse."""
+        transaction of ``conn``, which holds the database (SQLite's BEGIN
+        IMMEDIATE); raises _Undecided where the one statement would
+        refuse."""
         steps = self.devices.steps
         key = (conn.dialect.name, steps.pool_prefixes())
         if key not in self._claim_steps:
