@@ -13,7 +13,10 @@ any single instant of a new window. Only windows that overlap it are read
 pending windows that start before the new one ends; the active ones are
 few, bounded by limits and capacity). A pending window that overlaps
 another starts after the other's start less the longest pending window
-(each row keeps its ``span``), so the range has both ends. ``promised``
+(each row keeps its ``span``), so the range has both ends: the read
+starts it as far back as the longest its last read found and reads the
+longest beside the windows, in the same query, reading again from
+further back in the seldom case that one came longer. ``promised``
 asks for the peak of pending windows from now on; the database computes
 it (a running sum over the windows' edges), so no window travels.
 """
@@ -90,32 +93,47 @@ def peak_at(windows, start, end=None):
     return best, at
 
 
-def _since(conn, table, start):
-    """The conditions of the pending windows that may overlap ``start``:
-    those that start after ``start`` less the span of ``table``'s longest
-    pending window (an index lookup); none when that reaches before the
-    calendar (a window to the year 9999)."""
-    longest = conn.execute(sa.select(sa.func.max(table.c.span)).where(
-        table.c.status == lease_models.PENDING)).scalar() or 0
+#: The longest pending span (seconds) of each table as its last read
+#: found it: the next read's range starts that long before its window,
+#: and the read itself says whether that was far enough.
+_longest = {}
+
+
+def _since(start, longest):
+    """The first start of a pending window that may overlap ``start`` when
+    none is longer than ``longest`` seconds (no date is before the
+    calendar begins)."""
     if longest >= (start - _CALENDAR_BEGINS).total_seconds():
-        return ()
-    return (table.c.start_date >= start - datetime.timedelta(seconds=longest),)
+        return _CALENDAR_BEGINS
+    return start - datetime.timedelta(seconds=longest)
 
 
-def _overlapping(conn, table, columns, conditions, start, end, index,
-                 lock=False):
-    """``columns`` of the live rows of ``table`` meeting ``conditions``
-    whose holding overlaps ``[start, end)``, in two queries (the longest
-    pending span, then the rows; one more when locking): every active
-    one (it holds until it is ended; they are few, bounded by limits and
-    capacity), and the pending ones that start in ``[start - longest,
-    end)``, an index range that no longer pending window starts before.
-    """
+def _longest_pending(conn, table):
+    return conn.execute(sa.select(sa.func.max(table.c.span)).where(
+        table.c.status == lease_models.PENDING)).scalar() or 0
+
+
+def _conditions(table, equal, within, unequal):
+    """Conditions on ``table``'s columns: each of ``equal`` equal to a
+    bind of its name, each of ``within`` in an expanding ``<name>_in``,
+    each of ``unequal`` unlike ``<name>_not``."""
+    c = table.c
+    return ([c[name] == sa.bindparam(name) for name in equal]
+            + [c[name].in_(sa.bindparam(name + '_in', expanding=True))
+               for name in within]
+            + [c[name] != sa.bindparam(name + '_not') for name in unequal])
+
+
+def _live(table, columns, where, index):
+    """The pending rows of ``table`` meeting ``where`` that start in
+    ``[since, end)`` and end after ``start`` (binds), and the active ones,
+    as two selects of ``columns``, ranging over ``index``."""
     c = table.c
     pending = sa.select(*columns).where(
-        *conditions, c.status == lease_models.PENDING,
-        *_since(conn, table, start), c.start_date < end, c.end_date > start)
-    active = sa.select(*columns).where(*conditions,
+        *where, c.status == lease_models.PENDING,
+        c.start_date >= sa.bindparam('since'),
+        c.start_date < sa.bindparam('end'), c.end_date > sa.bindparam('start'))
+    active = sa.select(*columns).where(*where,
                                        c.status == lease_models.ACTIVE)
     # Named on MariaDB, as the lease list names its own: a plan chosen from
     # statistics cannot leave the index that ranges.
@@ -123,12 +141,58 @@ def _overlapping(conn, table, columns, conditions, start, end, index,
         pending = pending.with_hint(table, 'FORCE INDEX (%s)' % index,
                                     dialect)
         active = active.with_hint(table, 'FORCE INDEX (%s)' % index, dialect)
+    return pending, active
+
+
+@functools.lru_cache(maxsize=None)
+def _overlapping_statement(table, columns, index, shape):
+    """``_overlapping``'s statement, built once per shape (``shape``:
+    ``_conditions``' names): the windows' rows, their ``longest`` None,
+    and one row more of NULLs but ``longest``, the longest pending span
+    of the table as the same statement sees it."""
+    picked = [table.c[name] for name in columns]
+    pending, active = _live(table, picked, _conditions(table, *shape), index)
+    none = sa.cast(sa.null(), sa.Integer).label('longest')
+    longest = sa.select(
+        *[sa.null() for _name in columns],
+        sa.func.coalesce(sa.func.max(table.c.span), 0)).where(
+            table.c.status == lease_models.PENDING)
+    return sa.union_all(pending.add_columns(none), active.add_columns(none),
+                        longest)
+
+
+def _overlapping(conn, table, columns, index, shape, params, start, end,
+                 lock=False):
+    """``columns`` (names) of the live rows of ``table`` meeting the
+    conditions ``shape`` (``_conditions``' names, bound by ``params``)
+    whose holding overlaps ``[start, end)``: every active one (it holds
+    until it is ended; they are few, bounded by limits and capacity), and
+    the pending ones that start in ``[start - longest, end)``, an index
+    range that no longer pending window starts before.
+
+    One query: ``longest`` is the one the last read found, and the query
+    also reads the longest now; where a longer one came meanwhile, the
+    range is read again from further back. ``lock``: with shared locks,
+    the longest read first (a locking read cannot take an aggregate), in
+    three queries."""
+    params = dict(params, start=start, end=end)
     if lock:
-        pending = pending.with_for_update(read=True)
-        active = active.with_for_update(read=True)
+        pending, active = _live(
+            table, [table.c[name] for name in columns],
+            _conditions(table, *shape), index)
+        params['since'] = _since(start, _longest_pending(conn, table))
         return [row for query in (pending, active)
-                for row in conn.execute(query)]
-    return conn.execute(sa.union_all(pending, active)).all()
+                for row in conn.execute(query.with_for_update(read=True),
+                                        params)]
+    statement = _overlapping_statement(table, columns, index, shape)
+    while True:
+        bound = _longest.get(table.name, 0)
+        rows = conn.execute(statement,
+                            dict(params, since=_since(start, bound))).all()
+        _longest[table.name] = found = next(
+            row.longest for row in rows if row.longest is not None)
+        if found <= bound:
+            return [row for row in rows if row.longest is None]
 
 
 def _window(row, now):
@@ -143,16 +207,17 @@ def lease_windows(conn, key, holder_id, resources, start, end,
     level (``key``: ``project_id`` or ``root_id``, and its ``holder_id``)
     that overlap ``[start, end)`` (``_overlapping``); ``exclude_lease``'s
     own are left out."""
-    c = _reservations.c
-    conditions = [c[key] == holder_id, c.resource.in_(sorted(resources))]
+    params = {key: holder_id, 'resource_in': sorted(resources)}
+    unequal = ()
     if exclude_lease is not None:
-        conditions.append(c.lease_id != exclude_lease)
+        unequal, params['lease_id_not'] = ('lease_id',), exclude_lease
     now = timeutils.utcnow()
     found = {resource: [] for resource in resources}
     for row in _overlapping(
-            conn, _reservations, (c.resource, c.start_date, c.end_date,
-                                  c.amount, c.status), conditions,
-            start, end, _LEVEL_INDEXES[key]):
+            conn, _reservations, ('resource', 'start_date', 'end_date',
+                                  'amount', 'status'),
+            _LEVEL_INDEXES[key], ((key,), ('resource',), unequal), params,
+            start, end):
         found[row.resource].append(_window(row, now))
     return found
 
@@ -163,16 +228,17 @@ def device_windows(conn, resource_classes, start, end, provider_ids,
     live lease allocations of ``provider_ids`` overlapping ``[start,
     end)`` (``_overlapping``; ``lock``: with shared locks, after the
     providers are locked)."""
-    c = _allocations.c
-    conditions = [c.resource_provider_id.in_(sorted(set(provider_ids))),
-                  c.resource_class.in_(sorted(set(resource_classes)))]
+    params = {'resource_provider_id_in': sorted(set(provider_ids)),
+              'resource_class_in': sorted(set(resource_classes))}
     now = timeutils.utcnow()
     found = collections.defaultdict(list)
     for row in _overlapping(
-            conn, _allocations, (c.resource_provider_id, c.resource_class,
-                                 c.lease_id, c.start_date, c.end_date,
-                                 c.amount, c.status), conditions,
-            start, end, 'lease_allocations_rp_start_idx', lock=lock):
+            conn, _allocations, ('resource_provider_id', 'resource_class',
+                                 'lease_id', 'start_date', 'end_date',
+                                 'amount', 'status'),
+            'lease_allocations_rp_start_idx',
+            ((), ('resource_provider_id', 'resource_class'), ()), params,
+            start, end, lock=lock):
         found[row.resource_provider_id, row.resource_class].append(
             (row.lease_id, _window(row, now)))
     return found

@@ -115,10 +115,12 @@ class LeaseEngine:
         request.name = request.name or lease_id
         for r in request.reservations:
             r.id = uuidutils.generate_uuid()
-        with db_api.reader(context) as session:
-            document = self._payload(
-                session.connection(), request,
-                carrier=pools.Carrier.of(context, project_id))
+        document = None
+        if self.chain.filters:
+            with db_api.reader(context) as session:
+                document = self._payload(
+                    session.connection(), request,
+                    carrier=pools.Carrier.of(context, project_id))
         try:
             self.chain.check_create(context, document, lease_id=lease_id,
                                     project_id=project_id)
@@ -178,8 +180,8 @@ class LeaseEngine:
             else:
                 holdings.promise(amounts, request.start, request.end)
             holdings.write()
-            # As stored: nothing of it is read back but its devices' names.
-            view = store.created_view(conn, row, request, choice.parts)
+            # As stored: nothing of it is read back.
+            view = store.created_view(row, request, choice)
         LOG.info('Lease %s of project %s created: %s', lease_id, project_id,
                  status)
         return view

@@ -121,25 +121,26 @@ def _provider_ids(held):
     return {part[0] for parts in held.values() for part in parts}
 
 
-def _allocation_views(conn, held, view):
+def _allocation_views(conn, held, view, names=None):
     """``{lease reservation id: [view(provider_id, amount, (uuid, name,
     root uuid))]}`` of ``held`` (``{lease reservation id: [(provider_id,
-    rc, amount)]}``), the providers' names read in one query."""
+    rc, amount)]}``), the providers' ``names`` read in one query unless
+    given."""
     ids = _provider_ids(held)
     if not ids:
         return {}
-    names = windows.names(conn, ids)
+    names = names or windows.names(conn, ids)
     return {key: [view(provider_id, amount, names[provider_id])
                   for provider_id, _rc, amount in parts]
             for key, parts in held.items()}
 
 
-def api_allocations(conn, held):
+def api_allocations(conn, held, names=None):
     """``held``'s allocations as the API shows them: each device's uuid,
-    name and amount."""
+    name and amount (``names``: ``_allocation_views``')."""
     return _allocation_views(conn, held, lambda _id, amount, names: {
         'id': names[0], 'resource_provider_name': names[1],
-        'amount': amount})
+        'amount': amount}, names)
 
 
 def filter_allocations(conn, held):
@@ -189,11 +190,12 @@ def view(conn, row):
     return views(conn, [row])[0]
 
 
-def created_view(conn, row, request, held):
+def created_view(row, request, choice):
     """The view of a lease just stored: ``insert``'s row, its ``request``
-    and the devices ``held`` (``{lease reservation id: [(provider_id, rc,
-    amount)]}``), reading only the devices' names."""
-    return _view(row, request.reservations, api_allocations(conn, held))
+    and the devices chosen (a ``windows.Choice``, with their names);
+    nothing is read."""
+    return _view(row, request.reservations,
+                 api_allocations(None, choice.parts, choice.names))
 
 
 def read(conn, lease_id):

@@ -29,6 +29,17 @@ USED = (sa.select(sa.func.coalesce(sa.func.sum(_allocations.c.used), 0))
         .correlate_except(_allocations).scalar_subquery())
 
 
+_INVENTORY = (_inventories.c.resource_provider_id.label('provider_id'),
+              _inventories.c.resource_class, _inventories.c.total,
+              _inventories.c.reserved, _inventories.c.min_unit,
+              _inventories.c.max_unit, _inventories.c.step_size,
+              _inventories.c.allocation_ratio)
+_USED = USED.label('used')
+#: The columns of a ``Capacity`` without ``promised``, for a statement
+#: over ``provider_inventories`` (``keyed`` reads them back).
+COLUMNS = _INVENTORY + (_USED,)
+
+
 @dataclasses.dataclass(frozen=True)
 class Capacity:
     """One inventory record of a provider and what is allocated from it."""
@@ -61,6 +72,15 @@ class Capacity:
                 and self.used + self.promised + amount <= self.capacity)
 
 
+def keyed(row):
+    """``((provider_id, resource_class), Capacity)`` of a row holding
+    ``COLUMNS`` (and maybe others)."""
+    fields = {column.name: row._mapping[column.name] for column in COLUMNS}
+    fields['used'] = int(fields['used'])
+    return (fields['provider_id'], fields['resource_class']), Capacity(
+        **fields)
+
+
 def load(session, provider_ids=None, resource_classes=None, lock=False,
          promised=True):
     """``{(provider_id, resource_class): Capacity}`` for the inventories of
@@ -72,22 +92,15 @@ def load(session, provider_ids=None, resource_classes=None, lock=False,
     :param promised: also read the pending lease allocations' peaks
         (``Capacity.promised``); a window's room counts leases itself.
     """
-    inv_query = sa.select(
-        _inventories.c.resource_provider_id.label('provider_id'),
-        _inventories.c.resource_class, _inventories.c.total,
-        _inventories.c.reserved, _inventories.c.min_unit,
-        _inventories.c.max_unit, _inventories.c.step_size,
-        _inventories.c.allocation_ratio)
-    inv_query = _of(inv_query, _inventories, provider_ids, resource_classes)
+    inv_query = _of(sa.select(*_INVENTORY), _inventories, provider_ids,
+                    resource_classes)
     if lock:
         records = _locked(session, inv_query, provider_ids,
                           resource_classes)
     else:
         # One statement: each row's allocations summed beside it.
-        records = {(row.provider_id, row.resource_class): Capacity(
-                       **dict(row._mapping, used=int(row.used)))
-                   for row in session.execute(
-                       inv_query.add_columns(USED.label('used')))}
+        records = dict(keyed(row) for row in session.execute(
+            inv_query.add_columns(_USED)))
     if not promised:
         return records
     peaks = calendar.device_promised(session, {key[0] for key in records})

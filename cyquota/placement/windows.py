@@ -29,6 +29,7 @@ and reads again whether they hold a new end.
 
 import collections
 import dataclasses
+import functools
 import typing
 
 import sqlalchemy as sa
@@ -61,10 +62,13 @@ class Choice(typing.NamedTuple):
     :ivar parts: ``{need key: [(provider_id, resource_class, amount)]}``.
     :ivar generations: ``{provider_id: generation}`` of the chosen
         providers, as read before anything the choice rests on.
+    :ivar names: ``{provider_id: (uuid, name, root uuid)}`` of the chosen
+        providers.
     """
 
     parts: dict
     generations: dict
+    names: dict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,28 +152,63 @@ def _allows(rule, member_of, own, tree):
             and (member_of.required_by(own) or member_of.required_by(tree)))
 
 
-def _pages(session, resource_classes):
-    """``{provider_id: generation}`` of the providers with inventory of
-    ``resource_classes``, in id order, a page at a time (each one query,
-    the first of the page's reads): ``PAGE``, then twice as many each
-    time, as the first pages seldom lack room."""
+class _Page(typing.NamedTuple):
+    """A page of providers: ``{provider_id: generation}``, ``{provider_id:
+    (uuid, name, root uuid)}`` and their ``capacity.load`` records (without
+    ``promised``)."""
+
+    generations: dict
+    names: dict
+    limits: dict
+
+
+@functools.lru_cache(maxsize=None)
+def _page_statement(resource_classes):
+    """The statement of ``_pages`` for a tuple of classes, built once:
+    binds ``after`` and ``size``."""
     # A subquery with a LIMIT, not an EXISTS or a DISTINCT join: MariaDB
     # would read every inventory row of the classes for those.
     has_inventory = sa.select(_inventories.c.id).where(
         _inventories.c.resource_provider_id == _rp.c.id,
-        _inventories.c.resource_class.in_(sorted(resource_classes))
+        _inventories.c.resource_class.in_(resource_classes)
     ).limit(1).scalar_subquery()
+    page = (sa.select(_rp.c.id, _rp.c.generation, _rp.c.uuid, _rp.c.name,
+                      _rp.c.root_provider_id)
+            .where(_rp.c.id > sa.bindparam('after'),
+                   has_inventory.isnot(None))
+            .order_by(_rp.c.id).limit(sa.bindparam('size'))
+            .subquery('page'))
+    root = _rp.alias('root')
+    return (sa.select(page.c.id, page.c.generation, page.c.uuid,
+                      page.c.name, root.c.uuid.label('root_uuid'),
+                      *capacity.COLUMNS)
+            .join_from(page, root, root.c.id == page.c.root_provider_id)
+            .join(_inventories, sa.and_(
+                _inventories.c.resource_provider_id == page.c.id,
+                _inventories.c.resource_class.in_(resource_classes)))
+            .order_by(page.c.id))
+
+
+def _pages(session, resource_classes):
+    """``_Page``s of the providers with inventory of ``resource_classes``,
+    in id order, each read in one query (the first of the page's reads):
+    ``PAGE`` providers, then twice as many each time, as the first pages
+    seldom lack room."""
+    statement = _page_statement(tuple(sorted(resource_classes)))
     after, size = 0, PAGE
     while True:
-        page = dict(session.execute(
-            sa.select(_rp.c.id, _rp.c.generation)
-            .where(_rp.c.id > after, has_inventory.isnot(None))
-            .order_by(_rp.c.id).limit(size)).all())
-        if page:
+        page = _Page({}, {}, {})
+        for row in session.execute(statement, {'after': after,
+                                               'size': size}):
+            page.generations[row.id] = row.generation
+            page.names[row.id] = (row.uuid, row.name, row.root_uuid)
+            key, record = capacity.keyed(row)
+            page.limits[key] = record
+        if page.generations:
             yield page
-        if len(page) < size:
+        if len(page.generations) < size:
             return
-        after, size = max(page), size * 2
+        after, size = max(page.generations), size * 2
 
 
 def choose(session, needs, start, end, carrier, exclude_lease=None):
@@ -193,11 +232,10 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     left = {need.key: need.amount for need in needs}
     chosen = {need.key: [] for need in needs}
     generations = {}
+    names = {}
     for page in _pages(session, {need.resource_class for need in needs}):
-        limits = capacity.load(session, provider_ids=page, resource_classes={
-            need.resource_class for need in needs}, promised=False)
-        free = _room(session, limits, start, end, exclude_lease)
-        eligible = _eligible(session, needs, rules, page)
+        free = _room(session, page.limits, start, end, exclude_lease)
+        eligible = _eligible(session, needs, rules, page.generations)
         for need in needs:
             for provider_id in eligible[need.key]:
                 key = (provider_id, need.resource_class)
@@ -205,11 +243,14 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
                     break
                 if key not in free:
                     continue
-                part = min(left[need.key], free[key], limits[key].max_unit)
+                part = min(left[need.key], free[key],
+                           page.limits[key].max_unit)
                 if part > 0:
                     chosen[need.key].append(
                         (provider_id, need.resource_class, part))
-                    generations[provider_id] = page[provider_id]
+                    generations[provider_id] = page.generations[
+                        provider_id]
+                    names[provider_id] = page.names[provider_id]
                     free[key] -= part
                     left[need.key] -= part
         if not any(left.values()):
@@ -222,7 +263,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
                 'requested aggregates' % (need.resource_class, need.amount,
                                           calendar.isotime(start),
                                           calendar.isotime(end))))
-    return Choice(chosen, generations)
+    return Choice(chosen, generations, names)
 
 
 def take(session, choice):

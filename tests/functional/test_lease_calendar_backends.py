@@ -12,6 +12,11 @@ def test_peaks_equal_the_sweep(backend, clock, device):  # noqa: F811
     test_lease_calendar.check_peaks_equal_the_sweep(device)
 
 
+def test_a_longer_window_than_the_last_read_found(backend, device):  # noqa
+    test_lease_calendar.check_a_longer_window_than_the_last_read_found(
+        device)
+
+
 def test_statements_flat(backend, clock, ctx, devices):  # noqa: F811
     test_lease_calendar.check_statements_do_not_grow_with_reservations(
         ctx, clock)

@@ -134,6 +134,34 @@ def test_peaks_equal_the_sweep(sqlite_db, clock, device):  # noqa: F811
     check_peaks_equal_the_sweep(device)
 
 
+def check_a_longer_window_than_the_last_read_found(device):
+    """A read's range starts as far back as the longest pending window the
+    last read found, and the read says how long the longest is now: a
+    longer one stored since is read all the same (a second query, from
+    further back), and the next read is one query again."""
+    provider_id = _store(device, [(10, 2, 1, lease_models.PENDING)])
+    begin, end = START + 20 * HOUR, START + 21 * HOUR
+
+    def read():
+        with db_api.get_engine().connect() as conn:
+            return _sent(lambda: (
+                calendar.lease_windows(conn, 'project_id', 'p1', {'FPGA'},
+                                       begin, end)['FPGA'],
+                calendar.device_windows(conn, {'FPGA'}, begin, end,
+                                        {provider_id})))
+    read()
+    once, found = read()
+    assert found == ([], {})
+    # Stored behind the calendar's back: no read saw it come.
+    _store(device, [(10, 2, 1, lease_models.PENDING),
+                    (1, 20, 3, lease_models.PENDING)])
+    sent, (level, devices) = read()
+    assert sent == once + 2
+    assert [w.amount for w in level] == [3]
+    assert [w.amount for _lease, w in devices[provider_id, 'FPGA']] == [3]
+    assert read()[0] == once
+
+
 @pytest.fixture
 def devices(ctx):
     """Four devices of 8 FPGAs, a limit of 100 FPGAs a project."""
@@ -275,6 +303,10 @@ def check_windows_to_the_end_of_time(ctx):
 def test_windows_to_the_end_of_time(sqlite_db, clock, ctx,  # noqa: F811
                                     devices):
     check_windows_to_the_end_of_time(ctx)
+
+
+def test_a_longer_window_than_the_last_read_found(sqlite_db, device):
+    check_a_longer_window_than_the_last_read_found(device)
 
 
 def test_statements_flat(sqlite_db, clock, ctx, devices):  # noqa: F811
