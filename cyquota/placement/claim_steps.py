@@ -30,10 +30,10 @@ names its own (``_device_class``, ``_device_amount``, ``_consumer_id``,
 import sqlalchemy as sa
 
 from cyquota import calendar
-from cyquota.conf import CONF
 from cyquota.db import placement_models
 from cyquota.placement import capacity
 from cyquota.placement import claim_sql
+from cyquota.placement import pools
 from cyquota.placement import traits
 
 #: The tables the steps write.
@@ -43,8 +43,6 @@ ALLOCATIONS = placement_models.DeviceAllocation.__table__
 
 _inventories = placement_models.Inventory.__table__
 _rp = PROVIDERS
-_provider_aggs = placement_models.ProviderAggregate.__table__
-_metadata = placement_models.AggregateMetadata.__table__
 _traits = placement_models.ProviderTrait.__table__
 
 RESOURCE_CLASS = sa.bindparam('_device_class', type_=sa.String)
@@ -63,37 +61,9 @@ def for_request(request):
     return resource_class, amount
 
 
-def _pool_key(dialect_name, prefix):
-    """SQL: an aggregate metadata key starting with ``prefix``, compared
-    exactly as ``pools`` compares it (MariaDB compares strings without
-    case unless told)."""
-    start = sa.func.substr(_metadata.c.key, 1, len(prefix))
-    if dialect_name == 'mysql':
-        start = sa.func.binary(start)
-    return start == prefix
-
-
-def pool_prefixes():
-    """The prefixes of the pools' keys (``[placement]
-    default_forbidden_member_prefix``) that ``chosen`` keeps out of."""
-    return tuple(prefix for prefix
-                 in CONF.placement.default_forbidden_member_prefix if prefix)
-
-
-def _outside_pools(dialect_name):
-    """SQL of the pool rule of a request carrying no member key: neither
-    the provider nor its root is in an aggregate with a key of
-    ``[placement] default_forbidden_member_prefix`` (every pool)."""
-    prefixes = pool_prefixes()
-    if not prefixes:
-        return sa.true()
-    return ~sa.exists().where(
-        sa.or_(_provider_aggs.c.resource_provider_id == _rp.c.id,
-               _provider_aggs.c.resource_provider_id
-               == _rp.c.root_provider_id),
-        _metadata.c.aggregate_id == _provider_aggs.c.aggregate_id,
-        sa.or_(*(_pool_key(dialect_name, prefix) for prefix in prefixes))
-    ).correlate_except(_provider_aggs, _metadata)
+#: The prefixes of the pools' keys that ``chosen`` keeps out of (the
+#: ledger keys its statements by them).
+pool_prefixes = pools.forbidden_prefixes
 
 
 def chosen(dialect_name):
@@ -102,7 +72,8 @@ def chosen(dialect_name):
     or none."""
     inv = _inventories.c
     serves = sa.and_(claim_sql.room(RESOURCE_CLASS, AMOUNT),
-                     _outside_pools(dialect_name))
+                     pools.outside_every_pool(dialect_name, _rp.c.id,
+                                              _rp.c.root_provider_id))
     first_root = claim_sql.roots_served(serves).limit(1).scalar_subquery()
     shared = _inventories.alias('shared')
     sharing = sa.exists(

@@ -33,8 +33,14 @@ do in Placement.
 
 import dataclasses
 
+import sqlalchemy as sa
+
 from cyquota.conf import CONF
+from cyquota.db import placement_models
 from cyquota.placement import aggregates
+
+_provider_aggs = placement_models.ProviderAggregate.__table__
+_metadata = placement_models.AggregateMetadata.__table__
 
 
 PRIVILEGED_ROLES = frozenset(['admin', 'service'])
@@ -106,6 +112,38 @@ def _prefixes(option):
     return tuple(prefix for prefix in option if prefix)
 
 
+def forbidden_prefixes():
+    """The prefixes of ``[placement] default_forbidden_member_prefix``:
+    those of every pool's keys."""
+    return _prefixes(CONF.placement.default_forbidden_member_prefix)
+
+
+def _pool_key(dialect_name, prefix):
+    """SQL: an aggregate metadata key starting with ``prefix``, compared
+    exactly as the rule compares it (MariaDB compares strings without
+    case unless told)."""
+    start = sa.func.substr(_metadata.c.key, 1, len(prefix))
+    if dialect_name == 'mysql':
+        start = sa.func.binary(start)
+    return start == prefix
+
+
+def outside_every_pool(dialect_name, provider_id, root_id):
+    """SQL: the rule of a request carrying no member key, for the
+    provider ``provider_id`` of root ``root_id`` (columns of the caller's
+    statement): neither is in an aggregate with a key of a
+    default-forbidden prefix (every pool)."""
+    prefixes = forbidden_prefixes()
+    if not prefixes:
+        return sa.true()
+    return ~sa.exists().where(
+        sa.or_(_provider_aggs.c.resource_provider_id == provider_id,
+               _provider_aggs.c.resource_provider_id == root_id),
+        _metadata.c.aggregate_id == _provider_aggs.c.aggregate_id,
+        sa.or_(*(_pool_key(dialect_name, prefix) for prefix in prefixes))
+    ).correlate_except(_provider_aggs, _metadata)
+
+
 def rule_for(session, member_keys, carrier):
     """The PoolRule for a request carrying ``member_keys``.
 
@@ -127,13 +165,12 @@ def _rules(session, requests, carrier):
     """``{keys: PoolRule}`` for each of ``requests`` (tuples of the member
     keys one request carries), in two queries."""
     required_prefixes = _prefixes(CONF.placement.required_member_prefix)
-    forbidden_prefixes = _prefixes(
-        CONF.placement.default_forbidden_member_prefix)
+    pool_prefixes = forbidden_prefixes()
     carried = {keys: sorted(key for key in keys if key.startswith(
-        required_prefixes + forbidden_prefixes)) for keys in requests}
+        required_prefixes + pool_prefixes)) for keys in requests}
     every = sorted(set().union(*carried.values()))
     found = aggregates.with_metadata_key(session, keys=every,
-                                         prefixes=forbidden_prefixes)
+                                         prefixes=pool_prefixes)
     tenants = aggregates.tenants_of(session, set().union(
         *(found.get(key, ()) for key in every)))
     # The pools holding each carried key that the carrier may enter.
@@ -144,12 +181,12 @@ def _rules(session, requests, carrier):
     # Every pool is forbidden to a request, but those its keys open.
     forbidden = frozenset(
         agg for key, aggs in found.items()
-        if key.startswith(forbidden_prefixes) for agg in aggs)
+        if key.startswith(pool_prefixes) for agg in aggs)
     return {
         keys: PoolRule(
             tuple(holding[key] for key in mine
                   if key.startswith(required_prefixes)),
             forbidden,
             frozenset().union(*(holding[key] for key in mine
-                                if key.startswith(forbidden_prefixes))))
+                                if key.startswith(pool_prefixes))))
         for keys, mine in carried.items()}

@@ -125,16 +125,23 @@ def _room(session, records, start, end, exclude_lease, lock=False):
     return result
 
 
-def _eligible(session, needs, rules, provider_ids):
-    """``{need key: [provider_id]}``: the providers (in id order) that each
-    need's ``member_of`` and its lease-pool rule (``rules``, by member
-    key) allow, read at once for every need; nothing is read when no need
-    is constrained."""
+def _eligible(session, needs, rules, page):
+    """``{need key: [provider_id]}``: the providers of ``page`` (in id
+    order) that each need's ``member_of`` and its lease-pool rule allow:
+    ``rules`` by member key, or None where no need carries a key (every
+    pool is forbidden: the page holds who is outside them all); read at
+    once for every need, nothing read when no need is constrained
+    further."""
+    if rules is None:
+        provider_ids = sorted(page.outside)
+        rules = collections.defaultdict(pools.PoolRule)
+    else:
+        provider_ids = sorted(page.generations)
     if not any(rules[need.member_key] or need.member_of for need in needs):
-        return {need.key: sorted(provider_ids) for need in needs}
+        return {need.key: provider_ids for need in needs}
     roots = dict(session.execute(
         sa.select(_rp.c.id, _rp.c.root_provider_id)
-        .where(_rp.c.id.in_(sorted(provider_ids)))).all())
+        .where(_rp.c.id.in_(provider_ids))).all())
     aggs = providers.aggregates_of(session, set(roots) | set(roots.values()))
     allowed = {}
     for need in needs:
@@ -154,26 +161,31 @@ def _allows(rule, member_of, own, tree):
 
 class _Page(typing.NamedTuple):
     """A page of providers: ``{provider_id: generation}``, ``{provider_id:
-    (uuid, name, root uuid)}`` and their ``capacity.load`` records (without
-    ``promised``)."""
+    (uuid, name, root uuid)}``, their ``capacity.load`` records (without
+    ``promised``) and the set of those outside every pool."""
 
     generations: dict
     names: dict
     limits: dict
+    outside: set
 
 
 @functools.lru_cache(maxsize=None)
-def _page_statement(resource_classes):
-    """The statement of ``_pages`` for a tuple of classes, built once:
-    binds ``after`` and ``size``."""
+def _page_statement(resource_classes, dialect_name, pool_prefixes):
+    """The statement of ``_pages`` for a tuple of classes, built once per
+    dialect and ``pools.forbidden_prefixes()``: binds ``after`` and
+    ``size``."""
     # A subquery with a LIMIT, not an EXISTS or a DISTINCT join: MariaDB
     # would read every inventory row of the classes for those.
     has_inventory = sa.select(_inventories.c.id).where(
         _inventories.c.resource_provider_id == _rp.c.id,
         _inventories.c.resource_class.in_(resource_classes)
     ).limit(1).scalar_subquery()
+    outside = pools.outside_every_pool(dialect_name, _rp.c.id,
+                                       _rp.c.root_provider_id)
     page = (sa.select(_rp.c.id, _rp.c.generation, _rp.c.uuid, _rp.c.name,
-                      _rp.c.root_provider_id)
+                      _rp.c.root_provider_id,
+                      sa.case((outside, 1), else_=0).label('outside'))
             .where(_rp.c.id > sa.bindparam('after'),
                    has_inventory.isnot(None))
             .order_by(_rp.c.id).limit(sa.bindparam('size'))
@@ -181,7 +193,7 @@ def _page_statement(resource_classes):
     root = _rp.alias('root')
     return (sa.select(page.c.id, page.c.generation, page.c.uuid,
                       page.c.name, root.c.uuid.label('root_uuid'),
-                      *capacity.COLUMNS)
+                      page.c.outside, *capacity.COLUMNS)
             .join_from(page, root, root.c.id == page.c.root_provider_id)
             .join(_inventories, sa.and_(
                 _inventories.c.resource_provider_id == page.c.id,
@@ -194,14 +206,18 @@ def _pages(session, resource_classes):
     in id order, each read in one query (the first of the page's reads):
     ``PAGE`` providers, then twice as many each time, as the first pages
     seldom lack room."""
-    statement = _page_statement(tuple(sorted(resource_classes)))
+    statement = _page_statement(tuple(sorted(resource_classes)),
+                                session.dialect.name,
+                                pools.forbidden_prefixes())
     after, size = 0, PAGE
     while True:
-        page = _Page({}, {}, {})
+        page = _Page({}, {}, {}, set())
         for row in session.execute(statement, {'after': after,
                                                'size': size}):
             page.generations[row.id] = row.generation
             page.names[row.id] = (row.uuid, row.name, row.root_uuid)
+            if row.outside:
+                page.outside.add(row.id)
             key, record = capacity.keyed(row)
             page.limits[key] = record
         if page.generations:
@@ -227,15 +243,17 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     :returns: a ``Choice``.
     :raises NoValidAllocation: (409) not enough room.
     """
+    # Keyless needs (the common case) leave the pools out in the page read.
     rules = pools.rules_for(session, [need.member_key for need in needs],
-                            carrier)
+                            carrier) if any(
+        need.member_key for need in needs) else None
     left = {need.key: need.amount for need in needs}
     chosen = {need.key: [] for need in needs}
     generations = {}
     names = {}
     for page in _pages(session, {need.resource_class for need in needs}):
         free = _room(session, page.limits, start, end, exclude_lease)
-        eligible = _eligible(session, needs, rules, page.generations)
+        eligible = _eligible(session, needs, rules, page)
         for need in needs:
             for provider_id in eligible[need.key]:
                 key = (provider_id, need.resource_class)

@@ -1,14 +1,20 @@
 """The lease-pool rule of seed 003: ordinary requests stay out of lease
 pools, a request carrying reservation:<id> lands only in its pool."""
 
+import datetime
+
 import pytest
 
 from cyquota.conf import CONF
+from cyquota.db import api as db_api
 from cyquota import exception
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
 from cyquota.placement import candidates
+from cyquota.placement import member_of
+from cyquota.placement import pools as pool_rule
 from cyquota.placement import request
+from cyquota.placement import windows
 
 ONE = {'FPGA': {'total': 1}}
 
@@ -83,6 +89,40 @@ def test_prefixes_come_from_the_configuration(pools):
     CONF.set_override('default_forbidden_member_prefix', ['owner'],
                       'placement')
     assert chosen(pools) == everything - {'r2_dev'}
+
+
+def leased(tree, amount, **params):
+    """The devices chosen for a lease of ``amount`` FPGAs (one from each
+    device), or None when there are too few."""
+    need = windows.DeviceNeed('r', 'FPGA', amount, member_of.parse(
+        [params['member_of']] if 'member_of' in params else []),
+        params.get('member_key'))
+    start = datetime.datetime(2030, 1, 1)
+    with db_api.get_engine().connect() as conn:
+        try:
+            choice = windows.choose(conn, [need], start,
+                                    start + datetime.timedelta(hours=1),
+                                    pool_rule.Carrier('p1', privileged=True))
+        except exception.NoValidAllocation:
+            return None
+    return {name for _uuid, name, _root in choice.names.values()}
+
+
+@pytest.mark.parametrize('forbidden', [['reservation:'], [], ['owner']])
+@pytest.mark.parametrize('params', [{}, {'member_key': 'reservation:r1'},
+                                    {'member_key': 'owner'},
+                                    {'member_of': '!free'}])
+def test_lease_devices_follow_the_pool_rule(pools, forbidden, params):
+    """The devices of a lease are those allocation candidates offer the
+    same request (a keyless one has its pools left out by the read of the
+    providers, one carrying a key by the rule read first)."""
+    CONF.set_override('default_forbidden_member_prefix', forbidden,
+                      'placement')
+    if 'member_of' in params:
+        params = dict(params, member_of='!' + pools.agg['free'])
+    offered = chosen(pools, **params)
+    assert leased(pools, len(offered), **params) == (offered or None)
+    assert leased(pools, len(offered) + 1, **params) is None
 
 
 def test_claims_follow_the_pool_rule(pools):
