@@ -207,8 +207,8 @@ def get_for_consumer(context, consumer_id):
     query."""
     asked = sa.select(sa.literal(consumer_id, sa.String).label('id')
                       ).subquery('asked')
-    with db_api.reader(context) as session:
-        rows = session.execute(
+    with db_api.one_read_connection(context) as conn:
+        rows = conn.execute(
             sa.select(_consumers.c.project_id, _consumers.c.user_id,
                       _allocations.c.resource_provider_id, _rp.c.uuid,
                       _allocations.c.resource_class, _allocations.c.used)

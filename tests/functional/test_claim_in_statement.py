@@ -62,6 +62,22 @@ def test_a_request_id_seen_before_claims_nothing_more(cloud):
     assert steps.reserved() == 1
 
 
+def test_the_claims_devices_are_read_back_in_one_statement_alone(cloud):
+    """What the REST answer shows of a claim (``get_device_allocations``)
+    is read in one statement on the autocommit engine: no transaction's
+    round trips around it."""
+    quota.QUOTAS.reserve(cloud, steps.PROJECT, {'FPGA': 1},
+                         consumer_id='vm', devices=steps.ONE)
+    with fixtures.statements_sent() as in_transaction:
+        with fixtures.statements_sent(
+                db_api.get_autocommit_engine()) as alone:
+            shown = quota.QUOTAS.get_device_allocations(cloud, 'vm')
+    assert (len(alone), in_transaction) == (1, [])
+    assert shown['project_id'] == steps.PROJECT
+    assert [held['resources'] for held
+            in shown['allocations'].values()] == [{'FPGA': 1}]
+
+
 def _waiting_for_a_lock(conn):
     """Whether another session of the server waits for a row lock (on
     MariaDB: runs the generation's UPDATE, which waits; INNODB_TRX may
