@@ -201,15 +201,12 @@ def holds_any(context, consumer_id):
             .limit(1)).first() is not None
 
 
-def get_for_consumer(context, consumer_id):
-    """``{"allocations": {provider_uuid: {"resources"}}, "project_id",
-    "user_id"}`` of ``consumer_id`` (empty allocations if none), in one
-    query."""
-    asked = sa.select(sa.literal(consumer_id, sa.String).label('id')
-                      ).subquery('asked')
-    with db_api.one_read_connection(context) as conn:
-        rows = conn.execute(
-            sa.select(_consumers.c.project_id, _consumers.c.user_id,
+def _consumer_statement():
+    """The read of ``get_for_consumer``, binding ``consumer_id``: the
+    consumer's row and its allocations, one row of NULLs if neither."""
+    asked = sa.select(sa.bindparam('consumer_id', type_=sa.String)
+                      .label('id')).subquery('asked')
+    return (sa.select(_consumers.c.project_id, _consumers.c.user_id,
                       _allocations.c.resource_provider_id, _rp.c.uuid,
                       _allocations.c.resource_class, _allocations.c.used)
             .select_from(asked.outerjoin(
@@ -217,8 +214,20 @@ def get_for_consumer(context, consumer_id):
             ).outerjoin(
                 _allocations, _allocations.c.consumer_id == asked.c.id
             ).outerjoin(
-                _rp, _rp.c.id == _allocations.c.resource_provider_id))
-        ).all()
+                _rp, _rp.c.id == _allocations.c.resource_provider_id)))
+
+
+#: Built once: a claim's REST answer reads it.
+_FOR_CONSUMER = _consumer_statement()
+
+
+def get_for_consumer(context, consumer_id):
+    """``{"allocations": {provider_uuid: {"resources"}}, "project_id",
+    "user_id"}`` of ``consumer_id`` (empty allocations if none), in one
+    query."""
+    with db_api.one_read_connection(context) as conn:
+        rows = conn.execute(_FOR_CONSUMER,
+                            {'consumer_id': consumer_id}).all()
     held = [row for row in rows if row.resource_provider_id is not None]
     return {'allocations': _shaped(
                 [(row.resource_provider_id, row.resource_class, row.used)
