@@ -306,9 +306,7 @@ def plot(rows, ax):
     rows = [row for row in rows if 'server_p50' in row]
     if not rows:
         return
-    from mpl_toolkits.axes_grid1 import make_axes_locatable
-    ax.figure.set_size_inches(14, 5)
-    curve = make_axes_locatable(ax).append_axes('right', size='45%', pad=0.9)
+    curve = report.side_axes(ax, '45%')
     for backend in dict.fromkeys(row['backend'] for row in rows):
         for name in CALLS[1:]:
             points = sorted((row['devices'], row['server_p50'])

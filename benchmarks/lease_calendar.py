@@ -338,9 +338,7 @@ def plot(rows, ax):
     rows = [row for row in rows if 'reservations' in row]
     if not rows:
         return
-    from mpl_toolkits.axes_grid1 import make_axes_locatable
-    ax.figure.set_size_inches(14, 5)
-    curve = make_axes_locatable(ax).append_axes('right', size='60%', pad=0.9)
+    curve = report.side_axes(ax, '60%')
     for backend in dict.fromkeys(row['backend'] for row in rows):
         ones = sorted((row['live'], row['p50']) for row in rows
                       if row['backend'] == backend

@@ -35,6 +35,7 @@ import pytest
 import benchmarks
 from benchmarks import placement_cloud
 from benchmarks import placement_modes
+from benchmarks import report
 from cyquota.cloud import mirror
 from cyquota.conf import CONF
 from cyquota.conf import placement as placement_conf
@@ -254,8 +255,6 @@ _SHORT = dict(zip(placement_modes.HOT_PATHS, (
 def plot(rows, ax):
     """p50 of each hot path in both modes, grouped by backend; beside it
     the seconds of each sync."""
-    from mpl_toolkits.axes_grid1 import make_axes_locatable
-
     hot = [r for r in rows if 'ratio' in r]
     positions = range(len(hot))
     for offset, mode in ((-0.2, placement_modes.LOCAL),
@@ -268,7 +267,7 @@ def plot(rows, ax):
         rotation=60, ha='right', fontsize=6)
     ax.set_ylabel('hot path p50, ms')
     ax.legend(fontsize=7)
-    side = make_axes_locatable(ax).append_axes('right', size='35%', pad=0.8)
+    side = report.side_axes(ax, '35%', pad=0.8, widen=False)
     syncs = [r for r in rows if 'of_full' in r]
     backends = list(dict.fromkeys(r['backend'] for r in syncs))
     for number, (kind, label) in enumerate((

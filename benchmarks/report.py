@@ -240,6 +240,16 @@ def latency_bars(ax, rows, label, ylabel):
     ax.legend()
 
 
+def side_axes(ax, size, pad=0.9, widen=True):
+    """New axes to the right of ``ax``, ``size`` of its width (a
+    percentage, ``'45%'``); ``widen``: the figure made 14 inches wide to
+    hold both."""
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+    if widen:
+        ax.figure.set_size_inches(14, 5)
+    return make_axes_locatable(ax).append_axes('right', size=size, pad=pad)
+
+
 def sizes_axis(ax, sizes, xlabel, ylabel):
     """Dress ``ax`` as a curve against ``sizes`` (a log scale labelled
     with the sizes themselves), from zero up."""

@@ -29,12 +29,12 @@ of the caller's: one round trip, no COMMIT after it.
   a row by its key (``tests/functional/test_ledger_backends.py`` checks
   the kept plans).
 * MariaDB (``mariadb``): the same steps in one compound statement
-  (``BEGIN NOT ATOMIC ... END``), one after the other in a transaction it
-  commits or rolls back itself, compiled from ``statements`` as they
-  are; the usage rows of several resources in one UPDATE through their
-  unique index ``ORDER BY resource``. It ends reservations each of a
-  resource of its own (an attach or detach of several), or all of one
-  resource (a commit: of one consumer).
+  (``BEGIN NOT ATOMIC ... END``, built by ``compound``), one after the
+  other in a transaction it commits or rolls back itself, compiled from
+  ``statements`` as they are; the usage rows of several resources in one
+  UPDATE through their unique index ``ORDER BY resource``. It ends
+  reservations each of a resource of its own (an attach or detach of
+  several), or all of one resource (a commit: of one consumer).
 
 A reserve of one resource that claims a device for the common request
 (``cyquota.placement.claim_steps``, given by the device hook) is one

@@ -1,104 +1,17 @@
-"""MariaDB's one statements: compound statements (``BEGIN NOT ATOMIC ...
-END``) that run the steps one after the other in a transaction they
-commit, or roll back and refuse (``_own_transaction``). Each step is a
-statement of ``statements`` compiled for MariaDB (``_Block``), its binds
-the caller's, the values it passes on the block's own variables."""
+"""MariaDB's one statements: compound statements (``compound``) that run
+the ledger's steps one after the other in a transaction they commit, or
+roll back and refuse."""
 
 import sqlalchemy as sa
-from sqlalchemy.sql import visitors
 
 from cyquota.db import models
-from cyquota.db import prepared
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import consumers
-from cyquota.quota.ledger import refusal
+from cyquota.quota.ledger.one_statement import compound
 from cyquota.quota.ledger import statements as sql
 
 _USAGES = sql.USAGES
 _RESERVATIONS = sql.RESERVATIONS
-
-
-class _Block:
-    """The steps of a compound statement, compiled for ``dialect``; the
-    binds they take (``names``). ``qualified``: columns named with their
-    table (else a step that reads one table names them alone)."""
-
-    def __init__(self, dialect, qualified=True):
-        self.dialect = dialect
-        self.qualified = qualified
-        self.names = set()
-
-    def compiled(self, statement):
-        """``statement``'s SQL, its literals written out (its binds are
-        the caller's: ``names``)."""
-        def write_out(element, **_kw):
-            if isinstance(element, sa.BindParameter) and element.unique:
-                return sa.literal_column(str(element.compile(
-                    dialect=self.dialect,
-                    compile_kwargs=dict(literal_binds=True))))
-            return None
-        compiled = visitors.replacement_traverse(
-            statement, {}, write_out).compile(
-                dialect=self.dialect,
-                compile_kwargs=dict(include_table=self.qualified))
-        self.names.update(name for name, bind in compiled.binds.items()
-                          if not bind.unique)
-        return str(compiled)
-
-    def statement(self, declarations, body, commit_if):
-        """The compound statement of ``_own_transaction``, prepared
-        (``Prepared``), and the names of its binds."""
-        return (prepared.Prepared(
-            _own_transaction(declarations, body, commit_if), self.dialect),
-            frozenset(self.names))
-
-
-def _own_transaction(declarations, body, commit_if):
-    """A MariaDB compound statement that runs ``body`` (lines) in a
-    transaction of its own and commits it if ``commit_if`` (an expression)
-    holds at its end. Otherwise it rolls back and refuses (SIGNALs
-    ``refusal.REFUSAL``, raised as ``refusal.Refused``), so that it sends
-    no rows either way. An error rolls the transaction back and is sent on
-    as it was raised (RESIGNAL), to be translated and retried as any
-    other."""
-    return '\n'.join([
-        'BEGIN NOT ATOMIC', *declarations,
-        'DECLARE EXIT HANDLER FOR SQLEXCEPTION'
-        ' BEGIN ROLLBACK; RESIGNAL; END;',
-        'START TRANSACTION;', *body,
-        "IF NOT (%s) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s';"
-        ' END IF;' % (commit_if, refusal.REFUSAL),
-        'COMMIT;', 'END'])
-
-
-def _variable(name, type_=sa.BigInteger):
-    """The block's variable ``name`` in a statement."""
-    return sa.literal_column(name, type_)
-
-
-def _through_unique_index(update, *columns):
-    """``update`` (an UPDATE of the table of ``columns``) through the
-    unique index of ``columns``, named as MariaDB names it: its
-    constraint's name or, unnamed, its first column's."""
-    table = columns[0].table
-    [name] = [constraint.name or columns[0].name
-              for constraint in table.constraints
-              if isinstance(constraint, sa.UniqueConstraint)
-              and tuple(constraint.columns) == columns]
-    for dialect in ('mysql', 'mariadb'):
-        update = update.with_hint('FORCE INDEX (%s)' % name,
-                                  dialect_name=dialect)
-    return update
-
-
-def _in_resource_order(block, update):
-    """``update`` of several usage rows, through their unique index in
-    resource order: two statements that change rows of one project queue
-    on the first row they share rather than deadlock."""
-    return '%s ORDER BY %s;' % (
-        block.compiled(_through_unique_index(
-            update, _USAGES.c.project_id, _USAGES.c.resource)),
-        block.compiled(_USAGES.c.resource))
 
 
 def reserve_block(limit, count, request_id, dialect):
@@ -125,7 +38,7 @@ def _reserving_one(limit, request_id, dialect):
     the limit read, the conditional UPDATE, then ``IF`` it changed the
     row (and, with ``request_id``, no reserve used it before) ``THEN``,
     left open."""
-    block = _Block(dialect)
+    block = compound.Block(dialect)
 
     def compiled(statement):
         return block.compiled(binds.per_resource(statement, 0))
@@ -134,7 +47,7 @@ def _reserving_one(limit, request_id, dialect):
         seen = ' AND NOT EXISTS (%s)' % compiled(sql.REQUEST_SEEN)
     return block, compiled, [
         'SET v_limit = (%s);' % compiled(sa.select(limit)),
-        compiled(sql.reserve_if_fits(_variable('v_limit'))) + ';',
+        compiled(sql.reserve_if_fits(compound.variable('v_limit'))) + ';',
         'SET fits = ROW_COUNT() = 1;',
         'IF fits%s THEN' % seen]
 
@@ -150,7 +63,8 @@ def claiming_reserve_block(limit, request_id, dialect, steps):
     nothing, otherwise."""
     block, compiled, lines = _reserving_one(limit, request_id, dialect)
     chosen = steps.chosen('mysql').subquery('chosen')
-    provider, generation = _variable('v_provider'), _variable('v_generation')
+    provider, generation = (compound.variable('v_provider'),
+                            compound.variable('v_generation'))
     lines += [
         '%s INTO v_provider, v_generation, v_decisive;' % compiled(
             sa.select(*(sa.func.max(column) for column in chosen.c))),
@@ -174,11 +88,11 @@ def _reserve_many(limit, count, request_id, dialect):
     suffixed ``_<i>``): their limits (``limit`` of each) and the ids of
     their usage rows (which never change, once there) read in one SELECT
     into ``v_limit_<i>`` and ``v_usage_<i>``; one conditional UPDATE of
-    every usage row (``_in_resource_order``), each row by its own delta
+    every usage row (``compound.in_resource_order``), each row by its own delta
     and limit (a CASE on its resource); if it changed them all (and, with
     ``request_id``, no reserve used it before), one INSERT of every
     reservation."""
-    block = _Block(dialect)
+    block = compound.Block(dialect)
     indexes = range(count)
     resources = [sa.bindparam(binds.bind_name('resource', index),
                               type_=sa.String) for index in indexes]
@@ -216,7 +130,7 @@ def _reserve_many(limit, count, request_id, dialect):
             binds.per_resource(limit, index) for index in indexes] + [
             binds.per_resource(the_usage.scalar_subquery(), index)
             for index in indexes])), ', '.join(limits + usage_ids)),
-        _in_resource_order(block, counted),
+        compound.in_resource_order(block, counted),
         # A usage row first made after the read leaves its id NULL: the
         # locked path decides.
         'SET fits = ROW_COUNT() = %d AND %s;' % (count, ' AND '.join(
@@ -244,7 +158,7 @@ def end_block(target, count, dialect):
     The end of one reservation (an attach's commit) is ``_end_one``;
     that of several, of any resources, ``_end_many``. Each of their
     steps reads and writes one table: their columns go unqualified."""
-    block = _Block(dialect, qualified=False)
+    block = compound.Block(dialect, qualified=False)
     commit = target == models.COMMITTED
     uuids = [sa.bindparam(binds.bind_name('uuid', index), type_=sa.String)
              for index in range(count)]
@@ -253,7 +167,7 @@ def end_block(target, count, dialect):
     # Locked by the uuid index alone, as LOCK_RESERVATIONS: through
     # another index (project and status, say) it would lock entries
     # that an expiry holding the rows changes, and the two deadlock.
-    ending = block.compiled(_through_unique_index(
+    ending = block.compiled(compound.through_unique_index(
         sql.ending(chosen), _RESERVATIONS.c.uuid)) + ';'
     if count == 1:
         return _end_one(block, commit, ending, uuids[0])
@@ -287,8 +201,8 @@ def _end_one(block, commit, ending, uuid):
     ]
     if commit:
         lines += _add_to_consumer(
-            block, _variable('v_held') + _variable('v_taken'),
-            _variable('v_taken'), 'v_resource', 'v_holder')
+            block, compound.variable('v_held') + compound.variable('v_taken'),
+            compound.variable('v_taken'), 'v_resource', 'v_holder')
     lines.append('END IF;')
     return block.statement([
         'DECLARE v_resources, v_holders, v_done INT DEFAULT 0;',
@@ -299,10 +213,10 @@ def _end_one(block, commit, ending, uuid):
 def _held_update(block, commit, resource):
     """The usage row of ``resource`` (a variable) gives back ``v_held``
     reserved; a commit also moves ``v_held + v_taken`` into ``used``."""
-    held, taken = _variable('v_held'), _variable('v_taken')
+    held, taken = compound.variable('v_held'), compound.variable('v_taken')
     return block.compiled(sql.end_reserved(
         (_USAGES.c.project_id == sa.bindparam('_project_id'),
-         _USAGES.c.resource == _variable(resource, sa.String)), held,
+         _USAGES.c.resource == compound.variable(resource, sa.String)), held,
         *((taken, held + taken) if commit else ()))) + ';'
 
 
@@ -313,15 +227,15 @@ def _end_many(block, commit, ending, uuids):
     reservations, locked by uuid; what each one is (``r_<i>``, ``d_<i>``,
     ``c_<i>``: resource, delta, consumer, each read by its uuid, which
     costs less than any query that groups them); then the usage rows
-    (``_in_resource_order``); then (a commit) what the consumers hold:
+    (``compound.in_resource_order``); then (a commit) what the consumers hold:
     one upsert where every delta is positive, else reservation by
     reservation. Reservations of one resource among others it leaves to
     the steps (it refuses)."""
     reservations = _RESERVATIONS.c
     indexes = range(len(uuids))
-    r, c = ([_variable('%s_%d' % (name, index), sa.String)
+    r, c = ([compound.variable('%s_%d' % (name, index), sa.String)
              for index in indexes] for name in 'rc')
-    d = [_variable('d_%d' % index) for index in indexes]
+    d = [compound.variable('d_%d' % index) for index in indexes]
 
     def pairs(term):
         """``term`` (of ``%(i)d`` and ``%(j)d``) of every two."""
@@ -347,7 +261,7 @@ def _end_many(block, commit, ending, uuids):
         ).where(reservations.uuid == uuids[i])), i, i, i) for i in indexes],
         'END IF;',
         'IF v_done AND %s THEN' % pairs('r_%(i)d <> r_%(j)d'),
-        _in_resource_order(block, counted),
+        compound.in_resource_order(block, counted),
         'SET v_done = ROW_COUNT() = %d;' % len(uuids),
     ]
     if commit:
@@ -374,8 +288,8 @@ def _end_many(block, commit, ending, uuids):
     ]
     if commit:
         lines += _add_to_consumer(
-            block, _variable('v_held') + _variable('v_taken'),
-            _variable('v_taken'), 'r_0', 'c_0')
+            block, compound.variable('v_held') + compound.variable('v_taken'),
+            compound.variable('v_taken'), 'r_0', 'c_0')
     lines += ['ELSE', 'SET v_done = 0;', 'END IF;']
     return block.statement([
         'DECLARE v_done INT DEFAULT 0;',
@@ -399,8 +313,8 @@ def _add_to_consumer(block, amount, taken, resource, consumer):
     ``consumers.add``: an upsert where nothing is taken (``taken``, the
     negative part, is 0), else a conditional UPDATE that takes nothing
     below zero."""
-    resource = _variable(resource, sa.String)
-    consumer = _variable(consumer, sa.String)
+    resource = compound.variable(resource, sa.String)
+    consumer = compound.variable(consumer, sa.String)
     return [
         'IF v_done AND %s = 0 THEN' % block.compiled(taken),
         block.compiled(_upsert_consumers([(resource, consumer, amount)]))
