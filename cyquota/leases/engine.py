@@ -115,12 +115,10 @@ class LeaseEngine:
         request.name = request.name or lease_id
         for r in request.reservations:
             r.id = uuidutils.generate_uuid()
-        document = None
-        if self.chain.filters:
-            with db_api.reader(context) as session:
-                document = self._payload(
-                    session.connection(), request,
-                    carrier=pools.Carrier.of(context, project_id))
+        with db_api.reader(context) as session:
+            document = self._payload(
+                session.connection(), request,
+                carrier=pools.Carrier.of(context, project_id))
         try:
             self.chain.check_create(context, document, lease_id=lease_id,
                                     project_id=project_id)

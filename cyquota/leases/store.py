@@ -121,26 +121,31 @@ def _provider_ids(held):
     return {part[0] for parts in held.values() for part in parts}
 
 
-def _allocation_views(conn, held, view, names=None):
+def _names(conn, held):
+    """``{provider_id: (uuid, name, root uuid)}`` of the providers of
+    ``held``, in one query (none when it holds nothing)."""
+    ids = _provider_ids(held)
+    return windows.names(conn, ids) if ids else {}
+
+
+def _allocation_views(held, view, names):
     """``{lease reservation id: [view(provider_id, amount, (uuid, name,
     root uuid))]}`` of ``held`` (``{lease reservation id: [(provider_id,
-    rc, amount)]}``), the providers' ``names`` read in one query unless
-    given."""
-    ids = _provider_ids(held)
-    if not ids:
-        return {}
-    names = names or windows.names(conn, ids)
+    rc, amount)]}``), its providers' ``names`` given."""
     return {key: [view(provider_id, amount, names[provider_id])
                   for provider_id, _rc, amount in parts]
             for key, parts in held.items()}
 
 
-def api_allocations(conn, held, names=None):
+def _api_allocation(_provider_id, amount, names):
+    return {'id': names[0], 'resource_provider_name': names[1],
+            'amount': amount}
+
+
+def api_allocations(conn, held):
     """``held``'s allocations as the API shows them: each device's uuid,
-    name and amount (``names``: ``_allocation_views``')."""
-    return _allocation_views(conn, held, lambda _id, amount, names: {
-        'id': names[0], 'resource_provider_name': names[1],
-        'amount': amount}, names)
+    name and amount."""
+    return _allocation_views(held, _api_allocation, _names(conn, held))
 
 
 def filter_allocations(conn, held):
@@ -149,10 +154,11 @@ def filter_allocations(conn, held):
     root provider and aggregates."""
     ids = _provider_ids(held)
     aggregates = providers.aggregates_of(conn, ids) if ids else {}
-    return _allocation_views(conn, held, lambda provider_id, _n, names: {
+    return _allocation_views(held, lambda provider_id, _n, names: {
         'id': names[0], 'resource_provider_name': names[1],
         'extra': {'root_provider': names[2],
-                  'aggregates': sorted(aggregates.get(provider_id, ()))}})
+                  'aggregates': sorted(aggregates.get(provider_id, ()))}},
+        _names(conn, held))
 
 
 def _view(row, reservations, allocations):
@@ -194,8 +200,8 @@ def created_view(row, request, choice):
     """The view of a lease just stored: ``insert``'s row, its ``request``
     and the devices chosen (a ``windows.Choice``, with their names);
     nothing is read."""
-    return _view(row, request.reservations,
-                 api_allocations(None, choice.parts, choice.names))
+    return _view(row, request.reservations, _allocation_views(
+        choice.parts, _api_allocation, choice.names))
 
 
 def read(conn, lease_id):

@@ -244,9 +244,10 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     :raises NoValidAllocation: (409) not enough room.
     """
     # Keyless needs (the common case) leave the pools out in the page read.
-    rules = pools.rules_for(session, [need.member_key for need in needs],
-                            carrier) if any(
-        need.member_key for need in needs) else None
+    rules = None
+    if any(need.member_key for need in needs):
+        rules = pools.rules_for(
+            session, [need.member_key for need in needs], carrier)
     left = {need.key: need.amount for need in needs}
     chosen = {need.key: [] for need in needs}
     generations = {}
