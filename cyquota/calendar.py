@@ -30,6 +30,7 @@ import sqlalchemy as sa
 
 from cyquota.db import lease_models
 from cyquota.db import placement_models
+from cyquota.db import prepared
 from cyquota.db import types
 
 _reservations = lease_models.LeaseReservation.__table__
@@ -187,8 +188,8 @@ def _overlapping(conn, table, columns, index, shape, params, start, end,
     statement = _overlapping_statement(table, columns, index, shape)
     while True:
         bound = _longest.get(table.name, 0)
-        rows = conn.execute(statement,
-                            dict(params, since=_since(start, bound))).all()
+        rows = prepared.execute(conn, statement, dict(
+            params, since=_since(start, bound))).all()
         _longest[table.name] = found = next(
             row.longest for row in rows if row.longest is not None)
         if found <= bound:

@@ -185,7 +185,7 @@ def translate_ahead_of_oslo_db(translator):
     """Have ``translator`` (a ``handle_error`` listener) see every error of
     every ``tune``d engine before oslo.db does: an exception it raises
     reaches the caller as it is, neither logged nor wrapped by oslo.db
-    (the ledger's ``refusal.Refused``)."""
+    (``refusal.Refused``)."""
     if translator not in _TRANSLATORS:
         _TRANSLATORS.append(translator)
 

@@ -15,6 +15,7 @@ sessions (PgBouncer in transaction mode) breaks prepared statements: point
 cyquota at the server or at a session-mode pool.
 """
 
+import functools
 import hashlib
 import re
 
@@ -86,6 +87,44 @@ class Prepared:
         params = dict(self._literals, **params)
         return conn.exec_driver_sql(
             self._execute, {bind: params[bind] for bind in self._binds})
+
+
+def serves(dialect):
+    """Whether statements are prepared on ``dialect``'s server:
+    PostgreSQL's, or MariaDB's through PyMySQL (``is_mariadb``)."""
+    return dialect.name == 'postgresql' or is_mariadb(dialect)
+
+
+def is_mariadb(dialect):
+    """Whether ``dialect`` is MariaDB's through PyMySQL, which prepares
+    compound statements too."""
+    return (dialect.name == 'mysql' and dialect.is_mariadb
+            and dialect.driver == 'pymysql')
+
+
+def execute(conn, statement, params):
+    """Run ``statement`` (a SQLAlchemy construct built once, its values
+    named binds, expanding ones too) on ``conn`` with ``params``:
+    prepared on a server that ``serves`` (once per connection and length
+    of its expanding lists), else as SQLAlchemy runs any. A read the
+    server would plan longer than it runs (PostgreSQL) is cheaper so.
+    The rows' fields are named as the statement labels its columns."""
+    dialect = conn.dialect
+    if not serves(dialect):
+        return conn.execute(statement, params)
+    expanded = _compiled(statement, dialect).construct_expanded_state(params)
+    return _prepared(expanded.statement, dialect).run(
+        conn, expanded.parameters)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(statement, dialect):
+    return statement.compile(dialect=dialect)
+
+
+@functools.lru_cache(maxsize=1024)
+def _prepared(text, dialect):
+    return Prepared(text, dialect)
 
 
 def text(name):

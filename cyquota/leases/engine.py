@@ -33,6 +33,7 @@ from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
+from cyquota.db import write_batch
 from cyquota import enforcement
 from cyquota.enforcement import payload
 from cyquota import exception
@@ -141,11 +142,13 @@ class LeaseEngine:
     @db_api.retry_on_conflict
     def _store_refused(self, context, lease_id, project_id, request, reason):
         with db_api.writer_connection(context) as conn:
-            store.insert(conn, lease_id, project_id, context.user_id, request,
-                         lease_models.ERROR,
+            batch = write_batch.WriteBatch(conn)
+            store.insert(batch, lease_id, project_id, context.user_id,
+                         request, lease_models.ERROR,
                          {r.resource: project_id
                           for r in request.reservations},
                          status_reason=reason[:1024])
+            batch.send()
         LOG.info('Lease %s of project %s refused: %s', lease_id, project_id,
                  reason)
 
@@ -166,18 +169,22 @@ class LeaseEngine:
                                           request.end)
             if overs:
                 raise exception.OverQuota(overs=overs)
-            windows.take(conn, choice)
+            # The writes go as one statement where the server takes it.
+            batch = write_batch.WriteBatch(conn)
+            windows.take(batch, choice)
             row = store.insert(
-                conn, lease_id, project_id, context.user_id, request, status,
+                batch, lease_id, project_id, context.user_id, request, status,
                 {r: holdings.root_id(r) for r in amounts})
-            windows.promise(conn, lease_id, choice.parts, request.start,
+            windows.promise(batch, lease_id, choice.parts, request.start,
                             request.end, status)
             if starts:
+                batch.send()  # The start reads the allocations back.
                 self._start_holding(conn, holdings, lease_id, project_id,
                                     context.user_id, request)
             else:
                 holdings.promise(amounts, request.start, request.end)
-            holdings.write()
+            holdings.write(batch)
+            batch.send()
             # As stored: nothing of it is read back.
             view = store.created_view(row, request, choice)
         LOG.info('Lease %s of project %s created: %s', lease_id, project_id,
@@ -278,9 +285,11 @@ class LeaseEngine:
                                    held)
             else:
                 windows.forget(conn, lease_id)
-                windows.take(conn, choice)
-                windows.promise(conn, lease_id, choice.parts, request.start,
+                batch = write_batch.WriteBatch(conn)
+                windows.take(batch, choice)
+                windows.promise(batch, lease_id, choice.parts, request.start,
                                 request.end, row.status)
+                batch.send()
             store.change(conn, lease_id, request)
             holdings.refresh(list(amounts), now)
             holdings.write()

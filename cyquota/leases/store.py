@@ -24,27 +24,27 @@ StoredLease = collections.namedtuple('StoredLease', [
     'status', 'status_reason', 'created_at', 'updated_at'])
 
 
-def insert(conn, lease_id, project_id, user_id, request, status, root_ids,
+def insert(batch, lease_id, project_id, user_id, request, status, root_ids,
            status_reason=None):
     """Store a lease and its reservations (``request``: a LeaseRequest
-    whose reservations have their ids); returns the lease's row as
-    stored."""
+    whose reservations have their ids): writes of ``batch`` (a
+    ``write_batch.WriteBatch``); returns the lease's row as stored."""
     now = models.utcnow()
     row = StoredLease(
         id=lease_id, project_id=project_id, user_id=user_id,
         name=request.name or lease_id, start_date=request.start,
         end_date=request.end, status=status, status_reason=status_reason,
         created_at=now, updated_at=None)
-    conn.execute(_leases.insert().values(
-        {key: value for key, value in row._asdict().items()
-         if key != 'updated_at'}))
-    conn.execute(_reservations.insert(), [
+    batch.insert(_leases, [{key: value for key, value in row._asdict().items()
+                            if key != 'updated_at'}])
+    span = types.seconds(request.start, request.end)
+    batch.insert(_reservations, [
         dict(id=r.id, lease_id=lease_id, position=index,
              project_id=project_id, root_id=root_ids[r.resource],
              resource=r.resource, amount=r.amount,
              member_of=json.dumps(r.member_of), member_key=r.member_key,
              start_date=request.start, end_date=request.end, status=status,
-             created_at=now)
+             span=span, created_at=now)
         for index, r in enumerate(request.reservations)])
     return row
 

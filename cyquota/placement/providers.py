@@ -8,6 +8,7 @@ generation is the provider's optimistic concurrency token, as in Placement.
 """
 
 import dataclasses
+import functools
 import uuid as uuidlib
 
 from oslo_db import exception as db_exc
@@ -16,6 +17,7 @@ import sqlalchemy as sa
 
 from cyquota import calendar
 from cyquota.db import api as db_api
+from cyquota.db import models
 from cyquota.db import placement_models
 from cyquota import exception
 from cyquota.placement import capacity
@@ -275,10 +277,34 @@ def bump_if_unchanged(session, seen):
     :returns: whether every one was (else nothing that read decided may
         be written: the caller rolls back).
     """
+    done = session.execute(*_bumping_if_unchanged(seen))
+    return done.rowcount == len(seen)
+
+
+def batch_bump_if_unchanged(batch, seen, error):
+    """``bump_if_unchanged`` as a write of ``batch`` (a ``write_batch.
+    WriteBatch``), which raises ``error()`` unless every one was."""
+    batch.add(*_bumping_if_unchanged(seen), expect=len(seen), error=error)
+
+
+def _bumping_if_unchanged(seen):
+    """The template of ``bump_if_unchanged`` for as many providers as
+    ``seen`` has, and its binds."""
+    values = dict(now=models.utcnow())
+    for index, (provider_id, generation) in enumerate(sorted(seen.items())):
+        values['id_%d' % index] = provider_id
+        values['seen_%d' % index] = generation
+    return _bump_if_unchanged(len(seen)), values
+
+
+@functools.lru_cache(maxsize=64)
+def _bump_if_unchanged(count):
+    ids = [sa.bindparam('id_%d' % index) for index in range(count)]
     # The ids alone too: MariaDB ranges over the primary key for them,
     # but scans the table for the pairs.
-    done = session.execute(_rp.update().where(
-        _rp.c.id.in_(sorted(seen)),
-        sa.tuple_(_rp.c.id, _rp.c.generation).in_(sorted(seen.items()))
-    ).values(generation=_rp.c.generation + 1))
-    return done.rowcount == len(seen)
+    return _rp.update().where(
+        _rp.c.id.in_(ids),
+        sa.tuple_(_rp.c.id, _rp.c.generation).in_([
+            sa.tuple_(ids[index], sa.bindparam('seen_%d' % index))
+            for index in range(count)])
+    ).values(generation=_rp.c.generation + 1, updated_at=sa.bindparam('now'))

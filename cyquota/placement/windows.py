@@ -38,6 +38,7 @@ from cyquota import calendar
 from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import placement_models
+from cyquota.db import prepared
 from cyquota.db import types
 from cyquota import exception
 from cyquota.placement import allocations
@@ -212,8 +213,8 @@ def _pages(session, resource_classes):
     after, size = 0, PAGE
     while True:
         page = _Page({}, {}, {}, set())
-        for row in session.execute(statement, {'after': after,
-                                               'size': size}):
+        for row in prepared.execute(session, statement, {'after': after,
+                                                         'size': size}):
             page.generations[row.id] = row.generation
             page.names[row.id] = (row.uuid, row.name, row.root_uuid)
             if row.outside:
@@ -285,13 +286,14 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     return Choice(chosen, generations, names)
 
 
-def take(session, choice):
+def take(batch, choice):
     """Lock the providers of ``choice`` by moving their generations on,
-    where they are still at what the choice read; AllocationRaced (retry
+    where they are still at what the choice read: a write of ``batch``
+    (a ``write_batch.WriteBatch``), which raises AllocationRaced (retry
     the transaction) where one moved."""
-    if choice.generations and not providers.bump_if_unchanged(
-            session, choice.generations):
-        raise allocations.AllocationRaced()
+    if choice.generations:
+        providers.batch_bump_if_unchanged(batch, choice.generations,
+                                          allocations.AllocationRaced)
 
 
 def check(session, held, start, end, exclude_lease):
@@ -314,19 +316,18 @@ def check(session, held, start, end, exclude_lease):
                 '%s' % (rc, amount, calendar.isotime(end))))
 
 
-def promise(session, lease_id, chosen, start, end, status):
+def promise(batch, lease_id, chosen, start, end, status):
     """Store the chosen allocations of ``lease_id`` (``{lease reservation
     id: [(provider_id, rc, amount)]}``) with the lease's window, their
-    providers taken (``take``)."""
+    providers taken (``take``): a write of ``batch``."""
     now = models.utcnow()
-    rows = [dict(lease_id=lease_id, lease_reservation_id=key,
-                 resource_provider_id=provider_id, resource_class=rc,
-                 amount=amount, start_date=start, end_date=end,
-                 status=status, created_at=now)
-            for key, parts in sorted(chosen.items())
-            for provider_id, rc, amount in parts]
-    if rows:
-        session.execute(_lease_allocations.insert(), rows)
+    batch.insert(_lease_allocations, [
+        dict(lease_id=lease_id, lease_reservation_id=key,
+             resource_provider_id=provider_id, resource_class=rc,
+             amount=amount, start_date=start, end_date=end, status=status,
+             span=types.seconds(start, end), created_at=now)
+        for key, parts in sorted(chosen.items())
+        for provider_id, rc, amount in parts])
 
 
 def forget(session, lease_id):

@@ -30,6 +30,7 @@ from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import placement_models
+from cyquota.db import write_batch
 from cyquota import exception
 from cyquota import leases
 from cyquota.placement import allocations
@@ -620,5 +621,7 @@ def test_a_choice_that_went_stale_is_not_taken(backend, ctx, taker):
         leases.LEASES.update(ctx, active['id'],
                              {'end_date': _iso(start + 5 * MINUTE)})
     with db_api.writer_connection(ctx) as conn:
+        batch = write_batch.WriteBatch(conn)
+        windows.take(batch, stale)
         with pytest.raises(allocations.AllocationRaced):
-            windows.take(conn, stale)
+            batch.send()

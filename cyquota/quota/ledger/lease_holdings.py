@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from cyquota import calendar
 from cyquota.db import models
+from cyquota.db import write_batch
 from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
@@ -217,9 +218,13 @@ class LeaseHoldings:
                 self._keep(level, *peaks[resource])
                 self._touched.add(resource)
 
-    def write(self):
+    def write(self, batch=None):
         """Store the changed counts, then ``promised`` and ``leased`` of
-        every level touched."""
+        every level touched: as writes of ``batch`` (a ``write_batch.
+        WriteBatch`` the caller sends) if given, else in one batch now."""
+        sending = batch is None
+        if sending:
+            batch = write_batch.WriteBatch(self._conn)
         usage_rows.write(self._conn, self._usages, self._scope)
         now = models.utcnow()
         for resource in sorted(self._touched):
@@ -230,6 +235,6 @@ class LeaseHoldings:
                 if (table.name, level.counts.id) in self._instants:
                     values['promised_at'] = self._instants[
                         table.name, level.counts.id]
-                self._conn.execute(
-                    table.update().where(table.c.id == level.counts.id)
-                    .values(**values))
+                batch.update(table, level.counts.id, values)
+        if sending:
+            batch.send()

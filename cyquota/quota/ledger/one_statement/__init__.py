@@ -62,10 +62,10 @@ of their binds are built by ``cyquota.quota.ledger.binds``.
 
 from cyquota.db import api as db_api
 from cyquota.db import prepared
+from cyquota.db import refusal
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger.one_statement import mariadb
 from cyquota.quota.ledger.one_statement import postgresql
-from cyquota.quota.ledger import refusal
 from cyquota.quota.ledger import statements as sql
 
 
@@ -109,7 +109,7 @@ def claiming_reserve(dialect, limit, request_id, steps):
 def _reserving(dialect, block, ctes):
     """A reserve's ``OneStatement``: MariaDB's ``block()`` (prepared, and
     its binds' names), else PostgreSQL's ``ctes()``, prepared."""
-    if is_mariadb(dialect):
+    if prepared.is_mariadb(dialect):
         statement, names = block()
     else:
         built = ctes()
@@ -124,7 +124,7 @@ def end(target, count, dialect):
     ``count`` reservations for ``dialect`` (``postgresql.end_ctes`` or
     ``mariadb.end_block``, prepared), for ``run_alone``; its binds of
     ``statements.End`` and of a ``statements.Ended`` a reservation."""
-    if is_mariadb(dialect):
+    if prepared.is_mariadb(dialect):
         statement, names = mariadb.end_block(target, count, dialect)
     else:
         ctes = postgresql.end_ctes(target, count)
@@ -142,9 +142,10 @@ def runs_alone(context):
 
 
 def available_on(dialect):
-    """Whether ``dialect`` has the one statements: PostgreSQL's, or
-    MariaDB's through PyMySQL (``is_mariadb``)."""
-    return dialect.name == 'postgresql' or is_mariadb(dialect)
+    """Whether ``dialect`` has the one statements: a server whose
+    statements are prepared (``prepared.serves``: PostgreSQL, MariaDB
+    through PyMySQL)."""
+    return prepared.serves(dialect)
 
 
 def run_alone(statement, params):
@@ -160,10 +161,3 @@ def run_alone(statement, params):
             return not result.returns_rows or result.scalar_one() == 1
     except refusal.Refused:
         return False
-
-
-def is_mariadb(dialect):
-    """Whether ``dialect`` is MariaDB's through PyMySQL, which runs
-    compound statements, prepared too."""
-    return (dialect.name == 'mysql' and dialect.is_mariadb
-            and dialect.driver == 'pymysql')

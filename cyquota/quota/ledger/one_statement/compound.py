@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
 from cyquota.db import prepared
-from cyquota.quota.ledger import refusal
+from cyquota.db import refusal
 from cyquota.quota.ledger import statements as sql
 
 

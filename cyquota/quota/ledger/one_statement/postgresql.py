@@ -6,8 +6,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from cyquota.db import models
+from cyquota.db import refusal
 from cyquota.quota.ledger import binds
-from cyquota.quota.ledger import refusal
 from cyquota.quota.ledger import statements as sql
 
 

@@ -1,6 +1,7 @@
-"""The refusal of a one statement (``one_statement``): an error that rolls
-back what the statement wrote, for the caller to leave the decision to
-the locked path.
+"""The refusal of a statement sent as a whole (the ledger's one
+statements, ``cyquota.quota.ledger.one_statement``; a ``write_batch``):
+an error that rolls back what the statement wrote, for the caller to
+leave the decision to the locked path or to retry.
 
 A MariaDB compound statement SIGNALs ``REFUSAL``; a PostgreSQL statement
 calls ``cyquota_refuse`` (made by migration 0002) with it. The engines
