@@ -116,10 +116,12 @@ class LeaseEngine:
         request.name = request.name or lease_id
         for r in request.reservations:
             r.id = uuidutils.generate_uuid()
-        with db_api.reader(context) as session:
-            document = self._payload(
-                session.connection(), request,
-                carrier=pools.Carrier.of(context, project_id))
+        document = None
+        if self.chain.filters:  # Else no document: nothing to read.
+            with db_api.reader(context) as session:
+                document = self._payload(
+                    session.connection(), request,
+                    carrier=pools.Carrier.of(context, project_id))
         try:
             self.chain.check_create(context, document, lease_id=lease_id,
                                     project_id=project_id)

@@ -172,24 +172,30 @@ class _Page(typing.NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _page_statement(resource_classes, dialect_name, pool_prefixes):
+def _page_statement(resource_classes, dialect_name, pool_prefixes, size):
     """The statement of ``_pages`` for a tuple of classes, built once per
-    dialect and ``pools.forbidden_prefixes()``: binds ``after`` and
-    ``size``."""
-    # A subquery with a LIMIT, not an EXISTS or a DISTINCT join: MariaDB
-    # would read every inventory row of the classes for those.
-    has_inventory = sa.select(_inventories.c.id).where(
-        _inventories.c.resource_provider_id == _rp.c.id,
-        _inventories.c.resource_class.in_(resource_classes)
-    ).limit(1).scalar_subquery()
+    dialect, ``pools.forbidden_prefixes()`` and page size: binds
+    ``after``."""
+    # The page's ids from the inventories, in the order of their unique
+    # index (provider, class): a range from ``after`` that stops at
+    # ``size``, never reading a provider without inventory (a compute
+    # node, say) nor a page's worth more.
+    inv = _inventories.c
+    ids = sa.select(inv.resource_provider_id.label('id')).where(
+        inv.resource_provider_id > sa.bindparam('after'),
+        inv.resource_class.in_(resource_classes))
+    if len(resource_classes) > 1:
+        ids = ids.distinct()
+    # The size written out: PostgreSQL plans a prepared statement once,
+    # and for a LIMIT it does not know, it plans for a tenth of the rows.
+    ids = ids.order_by(inv.resource_provider_id).limit(
+        sa.literal_column(str(size))).subquery('ids')
     outside = pools.outside_every_pool(dialect_name, _rp.c.id,
                                        _rp.c.root_provider_id)
     page = (sa.select(_rp.c.id, _rp.c.generation, _rp.c.uuid, _rp.c.name,
                       _rp.c.root_provider_id,
                       sa.case((outside, 1), else_=0).label('outside'))
-            .where(_rp.c.id > sa.bindparam('after'),
-                   has_inventory.isnot(None))
-            .order_by(_rp.c.id).limit(sa.bindparam('size'))
+            .join_from(ids, _rp, _rp.c.id == ids.c.id)
             .subquery('page'))
     root = _rp.alias('root')
     return (sa.select(page.c.id, page.c.generation, page.c.uuid,
@@ -207,14 +213,13 @@ def _pages(session, resource_classes):
     in id order, each read in one query (the first of the page's reads):
     ``PAGE`` providers, then twice as many each time, as the first pages
     seldom lack room."""
-    statement = _page_statement(tuple(sorted(resource_classes)),
-                                session.dialect.name,
-                                pools.forbidden_prefixes())
     after, size = 0, PAGE
     while True:
+        statement = _page_statement(tuple(sorted(resource_classes)),
+                                    session.dialect.name,
+                                    pools.forbidden_prefixes(), size)
         page = _Page({}, {}, {}, set())
-        for row in prepared.execute(session, statement, {'after': after,
-                                                         'size': size}):
+        for row in prepared.execute(session, statement, {'after': after}):
             page.generations[row.id] = row.generation
             page.names[row.id] = (row.uuid, row.name, row.root_uuid)
             if row.outside:
