@@ -49,15 +49,18 @@ def count(table, **where):
 
 class Statements:
     """Counts the statements sent on cyquota's engine of the moment (as
-    ``tests.fixtures.statements_sent`` watches them); ``listen`` again
+    ``tests.fixtures.statements_sent`` watches them), but a ``PREPARE``:
+    a connection prepares a statement once, the first time it runs it
+    (``cyquota.db.prepared``), and that run is counted. ``listen`` again
     after pointing cyquota at another database."""
 
     def __init__(self):
         self.sent = 0
         self._engine = None
 
-    def _seen(self, *args):
-        self.sent += 1
+    def _seen(self, conn, cursor, statement, *args):
+        if not statement.startswith('PREPARE '):
+            self.sent += 1
 
     def listen(self):
         """Watch cyquota's engine of the moment (and no other)."""

@@ -288,6 +288,9 @@ def tune(engine):
         _PlainWhereTheServerHasNoTls(engine)
         event.listen(engine, 'connect', _mysql_read_committed)
         event.listen(engine, 'connect', _galera_causal_reads)
+    elif engine.dialect.name == 'postgresql':
+        event.listen(engine, 'connect', _postgresql_generic_plans)
+    if engine.dialect.name != 'sqlite':
         # oslo.db's start-up check left a connection in the pool that
         # predates the listeners.
         engine.dispose()
@@ -295,16 +298,22 @@ def tune(engine):
     _quiet_dead_connection_resets(engine)
 
 
+def _postgresql_generic_plans(dbapi_connection, connection_record):
+    # cyquota's prepared statements (``prepared``: the one statements,
+    # write batches, the lease calendar's reads) are written for the plan
+    # kept for any parameters. Left to choose, PostgreSQL plans one anew at
+    # every run where a plan for its values costs less than the generic
+    # plan's estimate: that planning cost more than running the claiming
+    # reserve, and made the calendar's reads dearer in a large calendar
+    # than in a small one. psycopg2 sends every other statement with its
+    # values written in, planned for them whatever this says.
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute('SET plan_cache_mode = force_generic_plan')
+    dbapi_connection.commit()  # Kept, whatever the pool rolls back.
+
+
 def _autocommit(dialect, dbapi_connection, connection_record):
     dialect.set_isolation_level(dbapi_connection, 'AUTOCOMMIT')
-    if dialect.name == 'postgresql':
-        # These connections run the ledger's prepared one statements,
-        # written for the plan kept for any parameters. Left to choose,
-        # PostgreSQL plans a large one anew at every run while a plan for
-        # its values costs less than the generic plan's estimate: that
-        # planning cost more than running the claiming reserve.
-        with dbapi_connection.cursor() as cursor:
-            cursor.execute('SET plan_cache_mode = force_generic_plan')
 
 
 def autocommit(engine):

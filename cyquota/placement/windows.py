@@ -175,37 +175,42 @@ class _Page(typing.NamedTuple):
 def _page_statement(resource_classes, dialect_name, pool_prefixes, size):
     """The statement of ``_pages`` for a tuple of classes, built once per
     dialect, ``pools.forbidden_prefixes()`` and page size: binds
-    ``after``."""
-    # The page's ids from the inventories, in the order of their unique
-    # index (provider, class): a range from ``after`` that stops at
-    # ``size``, never reading a provider without inventory (a compute
-    # node, say) nor a page's worth more.
+    ``after``. It runs prepared (PostgreSQL keeps one plan for any
+    ``after``), so what the plan depends on is written out: the classes
+    and the size (for a LIMIT it does not know, PostgreSQL plans for a
+    tenth of the rows)."""
     inv = _inventories.c
-    ids = sa.select(inv.resource_provider_id.label('id')).where(
-        inv.resource_provider_id > sa.bindparam('after'),
-        inv.resource_class.in_(resource_classes))
-    if len(resource_classes) > 1:
-        ids = ids.distinct()
-    # The size written out: PostgreSQL plans a prepared statement once,
-    # and for a LIMIT it does not know, it plans for a tenth of the rows.
-    ids = ids.order_by(inv.resource_provider_id).limit(
-        sa.literal_column(str(size))).subquery('ids')
+    classes = sa.bindparam('classes', resource_classes, expanding=True,
+                           literal_execute=True)
+    first = sa.and_(inv.resource_provider_id > sa.bindparam('after'),
+                    inv.resource_class.in_(classes))
+    limit = sa.literal_column(str(size))
+    if len(resource_classes) == 1:
+        # A provider has one row of a class (their unique index): the
+        # page is a range of the index, read up to ``size``.
+        rows = _inventories.join(_rp, _rp.c.id == inv.resource_provider_id)
+        where, rows_limit = first, limit
+    else:
+        # The page's ids first, from the same index, then each one's rows
+        # of the classes.
+        ids = sa.select(inv.resource_provider_id.label('id')).where(
+            first).distinct().order_by(inv.resource_provider_id).limit(
+                limit).subquery('ids')
+        rows = _inventories.join(
+            ids, ids.c.id == inv.resource_provider_id).join(
+                _rp, _rp.c.id == ids.c.id)
+        where, rows_limit = inv.resource_class.in_(classes), None
+    root = _rp.alias('root')
     outside = pools.outside_every_pool(dialect_name, _rp.c.id,
                                        _rp.c.root_provider_id)
-    page = (sa.select(_rp.c.id, _rp.c.generation, _rp.c.uuid, _rp.c.name,
-                      _rp.c.root_provider_id,
-                      sa.case((outside, 1), else_=0).label('outside'))
-            .join_from(ids, _rp, _rp.c.id == ids.c.id)
-            .subquery('page'))
-    root = _rp.alias('root')
-    return (sa.select(page.c.id, page.c.generation, page.c.uuid,
-                      page.c.name, root.c.uuid.label('root_uuid'),
-                      page.c.outside, *capacity.COLUMNS)
-            .join_from(page, root, root.c.id == page.c.root_provider_id)
-            .join(_inventories, sa.and_(
-                _inventories.c.resource_provider_id == page.c.id,
-                _inventories.c.resource_class.in_(resource_classes)))
-            .order_by(page.c.id))
+    return (sa.select(_rp.c.id, _rp.c.generation, _rp.c.uuid, _rp.c.name,
+                      root.c.uuid.label('root_uuid'),
+                      sa.case((outside, 1), else_=0).label('outside'),
+                      *capacity.COLUMNS)
+            .select_from(rows.join(root,
+                                   root.c.id == _rp.c.root_provider_id))
+            .where(where).order_by(inv.resource_provider_id)
+            .limit(rows_limit))
 
 
 def _pages(session, resource_classes):

@@ -46,7 +46,7 @@ refuses, undoing its UPDATE, wherever the read is not decisive (a pending
 lease on the device, a step size, a sharing provider) or the generation
 moved; the locked path then claims as ``cyquota.placement.allocations``
 does. PostgreSQL plans every prepared one statement once
-(``plan_cache_mode = force_generic_plan`` on the autocommit connections,
+(``plan_cache_mode = force_generic_plan`` on cyquota's connections,
 ``db.engine_tuning``): planning this one cost more than running it.
 
 Each statement only does what the steps do when every condition holds:
