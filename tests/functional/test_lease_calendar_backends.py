@@ -3,7 +3,13 @@ tests/unit/test_lease_calendar.py on each server (the peaks the database
 computes, the windows a check reads, statements that do not grow with a
 lease's reservations, ``promised`` kept exact by lease events)."""
 
-from tests.unit.test_engine import clock  # noqa: F401,H301
+import pytest
+
+from cyquota.db import api as db_api
+from cyquota.placement import member_of
+from cyquota.placement import pools
+from cyquota.placement import windows
+from tests.unit.test_engine import START, clock  # noqa: F401,H301
 from tests.unit import test_lease_calendar
 from tests.unit.test_lease_calendar import device, devices  # noqa: F401,H301
 
@@ -28,3 +34,26 @@ def test_promised_stays_exact(backend, clock, ctx):  # noqa: F811
 
 def test_far_windows(backend, clock, ctx, devices):  # noqa: F811
     test_lease_calendar.check_windows_to_the_end_of_time(ctx)
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_every_connection_keeps_one_plan(backend, devices):  # noqa: F811
+    """The calendar's prepared reads run on connections in transactions:
+    PostgreSQL keeps one plan for them there too (left to choose, it
+    planned them anew at every run in a large calendar), and the setting
+    outlives a transaction rolled back."""
+    for engine in (db_api.get_engine(), db_api.get_autocommit_engine()):
+        with engine.connect() as conn:
+            conn.rollback()
+            assert conn.exec_driver_sql(
+                'SHOW plan_cache_mode').scalar() == 'force_generic_plan'
+    start = START + test_lease_calendar.HOUR
+    with db_api.get_engine().connect() as conn:
+        for _ in range(6):  # Past the five runs PostgreSQL plans afresh.
+            windows.choose(conn, [windows.DeviceNeed(
+                'r1', 'FPGA', 1, member_of.MemberOf())], start,
+                start + test_lease_calendar.HOUR, pools.Carrier('p1'))
+        kept = conn.exec_driver_sql(
+            'SELECT count(*), sum(custom_plans) FROM pg_prepared_statements'
+        ).one()
+    assert kept == (2, 0)  # The page and the device windows.
