@@ -35,8 +35,8 @@ from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import write_batch
 from cyquota import enforcement
-from cyquota.enforcement import payload
 from cyquota import exception
+from cyquota.leases import document
 from cyquota.leases import events
 from cyquota.leases import request as request_mod
 from cyquota.leases import store
@@ -48,12 +48,6 @@ from cyquota.quota import validation
 LOG = logging.getLogger(__name__)
 
 _FINAL = (lease_models.ENDED, lease_models.ERROR)
-
-
-def _device_needs(request):
-    return [windows.DeviceNeed(r.id, r.resource, r.amount,
-                               r.parsed_member_of(), r.member_key)
-            for r in request.reservations]
 
 
 class LeaseEngine:
@@ -75,25 +69,11 @@ class LeaseEngine:
         self._chain = None
 
     def _payload(self, conn, request, lease_id=None, carrier=None):
-        """The filters' lease document (None when no filter reads it):
-        with ``carrier`` (a ``pools.Carrier``), devices chosen for
-        ``request`` now, without locks (``lease_id``'s own left out), else
-        those ``lease_id`` holds."""
+        """The filters' lease document (``document.of``), None when no
+        filter reads it."""
         if not self.chain.filters:
             return None
-        if carrier is None:
-            chosen = calendar.lease_devices(conn, [lease_id])
-        else:
-            chosen = windows.choose(conn, _device_needs(request),
-                                    request.start, request.end, carrier,
-                                    exclude_lease=lease_id).parts
-        shown = store.filter_allocations(conn, chosen)
-        return payload.lease_payload(
-            request.name, request.start, request.end,
-            [{'resource_type': r.resource_type, 'amount': r.amount,
-              'member_of': r.member_of, 'member_key': r.member_key,
-              'allocations': shown.get(r.id, [])}
-             for r in request.reservations])
+        return document.of(conn, request, lease_id, carrier)
 
     # -- create ------------------------------------------------------------
 
@@ -164,7 +144,7 @@ class LeaseEngine:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
             # Devices first (unlocked): no room is a 409 before a 403.
-            choice = windows.choose(conn, _device_needs(request),
+            choice = windows.choose(conn, request.device_needs(),
                                     request.start, request.end,
                                     pools.Carrier.of(context, project_id))
             overs = holdings.window_overs(amounts, max(request.start, now),
@@ -272,7 +252,7 @@ class LeaseEngine:
                 context, conn, row.project_id, list(amounts))
             active = row.status == lease_models.ACTIVE
             choice = None if active else windows.choose(
-                conn, _device_needs(request), request.start, request.end,
+                conn, request.device_needs(), request.start, request.end,
                 pools.Carrier.lease_holder(row.project_id),
                 exclude_lease=lease_id)
             overs = holdings.window_overs(amounts, max(request.start, now),

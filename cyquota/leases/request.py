@@ -18,6 +18,7 @@ from cyquota.conf import CONF
 from cyquota.db import models
 from cyquota import exception
 from cyquota.placement import member_of as member_of_mod
+from cyquota.placement import windows
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
 
@@ -61,6 +62,12 @@ class LeaseRequest:
         for r in self.reservations:
             totals[r.resource] = totals.get(r.resource, 0) + r.amount
         return totals
+
+    def device_needs(self):
+        """What each reservation asks of devices (``windows.choose``)."""
+        return [windows.DeviceNeed(r.id, r.resource, r.amount,
+                                   r.parsed_member_of(), r.member_key)
+                for r in self.reservations]
 
 
 def _invalid(field, reason):

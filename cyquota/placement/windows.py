@@ -29,7 +29,6 @@ and reads again whether they hold a new end.
 
 import collections
 import dataclasses
-import functools
 import typing
 
 import sqlalchemy as sa
@@ -38,11 +37,11 @@ from cyquota import calendar
 from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import placement_models
-from cyquota.db import prepared
 from cyquota.db import types
 from cyquota import exception
 from cyquota.placement import allocations
 from cyquota.placement import capacity
+from cyquota.placement import device_pages
 from cyquota.placement import pools
 from cyquota.placement import providers
 
@@ -50,11 +49,6 @@ _lease_allocations = placement_models.LeaseAllocation.__table__
 _device_allocations = placement_models.DeviceAllocation.__table__
 _consumers = placement_models.DeviceConsumer.__table__
 _rp = placement_models.ResourceProvider.__table__
-_inventories = placement_models.Inventory.__table__
-
-#: Providers of the first page read when devices are chosen; each next
-#: page is twice the last.
-PAGE = 8
 
 
 class Choice(typing.NamedTuple):
@@ -160,84 +154,6 @@ def _allows(rule, member_of, own, tree):
             and (member_of.required_by(own) or member_of.required_by(tree)))
 
 
-class _Page(typing.NamedTuple):
-    """A page of providers: ``{provider_id: generation}``, ``{provider_id:
-    (uuid, name, root uuid)}``, their ``capacity.load`` records (without
-    ``promised``) and the set of those outside every pool."""
-
-    generations: dict
-    names: dict
-    limits: dict
-    outside: set
-
-
-@functools.lru_cache(maxsize=None)
-def _page_statement(resource_classes, dialect_name, pool_prefixes, size):
-    """The statement of ``_pages`` for a tuple of classes, built once per
-    dialect, ``pools.forbidden_prefixes()`` and page size: binds
-    ``after``. It runs prepared (PostgreSQL keeps one plan for any
-    ``after``), so what the plan depends on is written out: the classes
-    and the size (for a LIMIT it does not know, PostgreSQL plans for a
-    tenth of the rows)."""
-    inv = _inventories.c
-    classes = sa.bindparam('classes', resource_classes, expanding=True,
-                           literal_execute=True)
-    first = sa.and_(inv.resource_provider_id > sa.bindparam('after'),
-                    inv.resource_class.in_(classes))
-    limit = sa.literal_column(str(size))
-    if len(resource_classes) == 1:
-        # A provider has one row of a class (their unique index): the
-        # page is a range of the index, read up to ``size``.
-        rows = _inventories.join(_rp, _rp.c.id == inv.resource_provider_id)
-        where, rows_limit = first, limit
-    else:
-        # The page's ids first, from the same index, then each one's rows
-        # of the classes.
-        ids = sa.select(inv.resource_provider_id.label('id')).where(
-            first).distinct().order_by(inv.resource_provider_id).limit(
-                limit).subquery('ids')
-        rows = _inventories.join(
-            ids, ids.c.id == inv.resource_provider_id).join(
-                _rp, _rp.c.id == ids.c.id)
-        where, rows_limit = inv.resource_class.in_(classes), None
-    root = _rp.alias('root')
-    outside = pools.outside_every_pool(dialect_name, _rp.c.id,
-                                       _rp.c.root_provider_id)
-    return (sa.select(_rp.c.id, _rp.c.generation, _rp.c.uuid, _rp.c.name,
-                      root.c.uuid.label('root_uuid'),
-                      sa.case((outside, 1), else_=0).label('outside'),
-                      *capacity.COLUMNS)
-            .select_from(rows.join(root,
-                                   root.c.id == _rp.c.root_provider_id))
-            .where(where).order_by(inv.resource_provider_id)
-            .limit(rows_limit))
-
-
-def _pages(session, resource_classes):
-    """``_Page``s of the providers with inventory of ``resource_classes``,
-    in id order, each read in one query (the first of the page's reads):
-    ``PAGE`` providers, then twice as many each time, as the first pages
-    seldom lack room."""
-    after, size = 0, PAGE
-    while True:
-        statement = _page_statement(tuple(sorted(resource_classes)),
-                                    session.dialect.name,
-                                    pools.forbidden_prefixes(), size)
-        page = _Page({}, {}, {}, set())
-        for row in prepared.execute(session, statement, {'after': after}):
-            page.generations[row.id] = row.generation
-            page.names[row.id] = (row.uuid, row.name, row.root_uuid)
-            if row.outside:
-                page.outside.add(row.id)
-            key, record = capacity.keyed(row)
-            page.limits[key] = record
-        if page.generations:
-            yield page
-        if len(page.generations) < size:
-            return
-        after, size = max(page.generations), size * 2
-
-
 def choose(session, needs, start, end, carrier, exclude_lease=None):
     """Devices for every ``DeviceNeed`` over ``[start, end)``: ``{need key:
     [(provider_id, resource_class, amount)]}``, taking providers in id
@@ -263,7 +179,8 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     chosen = {need.key: [] for need in needs}
     generations = {}
     names = {}
-    for page in _pages(session, {need.resource_class for need in needs}):
+    for page in device_pages.pages(
+            session, {need.resource_class for need in needs}):
         free = _room(session, page.limits, start, end, exclude_lease)
         eligible = _eligible(session, needs, rules, page)
         for need in needs:

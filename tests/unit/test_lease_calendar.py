@@ -19,6 +19,7 @@ from cyquota.db import lease_models
 from cyquota.db import placement_models
 from cyquota import exception
 from cyquota import leases
+from cyquota.placement import device_pages
 from cyquota.placement import member_of
 from cyquota.placement import pools
 from cyquota.placement import windows
@@ -350,7 +351,7 @@ def test_a_page_at_a_time_chooses_as_all_at_once(sqlite_db, uneven,
                                       pools.Carrier('p1'))
             except exception.NoValidAllocation as refused:
                 return refused.message
-    monkeypatch.setattr(windows, 'PAGE', 1000)
+    monkeypatch.setattr(device_pages, 'PAGE', 1000)
     whole = choose()
-    monkeypatch.setattr(windows, 'PAGE', 2)
+    monkeypatch.setattr(device_pages, 'PAGE', 2)
     assert choose() == whole
