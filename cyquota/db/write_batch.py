@@ -43,25 +43,31 @@ class WriteBatch:
         self._writes = []
         self._expected = None
 
-    def add(self, template, values, expect=None, error=None):
+    def add(self, template, values, expect=None, error=None, alone=None):
         """Write ``template`` with ``values`` (its binds). ``expect``: the
         rows it must change, else ``send`` raises ``error()``; one write
         of a batch at most. The servers run no column defaults for a
-        batch: a template sets every column it writes that has one."""
+        batch: a template sets every column it writes that has one.
+        ``alone``: the statement and parameters that write the same one
+        after the other (else ``template`` and ``values``)."""
         if expect is not None:
             if self._expected is not None:
                 raise ValueError('a batch checks the rows of one write')
             self._expected = len(self._writes), expect, error
-        self._writes.append((template, values))
+        self._writes.append((template, values,
+                             alone or (template, values)))
 
     def insert(self, table, rows):
         """INSERT ``rows`` (dicts of the same columns, each column with a
         default among them) into ``table``."""
         if rows:
+            # Alone, one INSERT of many parameter sets: SQLAlchemy builds
+            # a multi-row VALUES anew at every run.
             self.add(insert_rows(table, tuple(rows[0]), len(rows)),
                      {'%s_%d' % (column, index): value
                       for index, row in enumerate(rows)
-                      for column, value in row.items()})
+                      for column, value in row.items()},
+                     alone=(table.insert(), rows))
 
     def update(self, table, row_id, values):
         """UPDATE ``table``'s row ``row_id`` (its ``id``) to ``values``."""
@@ -76,18 +82,19 @@ class WriteBatch:
         self._writes, self._expected = [], None
         dialect = self._conn.dialect
         if len(writes) < 2 or not prepared.serves(dialect):
-            for index, (template, values) in enumerate(writes):
-                done = self._conn.execute(template, values)
+            for index, (_template, _values, alone) in enumerate(writes):
+                done = self._conn.execute(*alone)
                 if expected and expected[0] == index \
                         and done.rowcount != expected[1]:
                     raise expected[2]()
             return
         shape = tuple((template, expected[1] if expected
                        and expected[0] == index else None)
-                      for index, (template, _values) in enumerate(writes))
+                      for index, (template, _values, _alone)
+                      in enumerate(writes))
         statement = _as_one(dialect, shape)
         values = {'w%d_%s' % (index, name): value
-                  for index, (_template, given) in enumerate(writes)
+                  for index, (_template, given, _alone) in enumerate(writes)
                   for name, value in given.items()}
         try:
             result = statement.run(self._conn, values)
