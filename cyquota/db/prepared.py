@@ -19,8 +19,8 @@ import functools
 import hashlib
 import re
 
-# A bind as psycopg2 and PyMySQL take it: %(name)s.
-_BIND = re.compile(r'%\((\w+)\)s')
+#: A bind as psycopg2 and PyMySQL take it: %(name)s.
+BIND = re.compile(r'%\((\w+)\)s')
 
 #: The text of every statement prepared in this process, by name (what an
 #: ``EXECUTE`` runs, for logs and tests: MariaDB does not list them).
@@ -44,14 +44,14 @@ class Prepared:
         self._postgresql = dialect.name == 'postgresql'
         if self._postgresql:
             # One $n a bind; the dialect's casts (%(x)s::VARCHAR) type it.
-            binds = list(dict.fromkeys(_BIND.findall(text)))
-            text = _BIND.sub(
+            binds = list(dict.fromkeys(BIND.findall(text)))
+            text = BIND.sub(
                 lambda match: '$%d' % (binds.index(match.group(1)) + 1),
                 text)
         else:
             # MariaDB's ? is positional: one value an occurrence.
-            binds = _BIND.findall(text)
-            text = _BIND.sub('?', text)
+            binds = BIND.findall(text)
+            text = BIND.sub('?', text)
         self.name = 'cyquota_%s' % hashlib.sha1(text.encode()).hexdigest()
         _TEXTS[self.name] = text
         #: The binds to send, each once (PyMySQL escapes every value it

@@ -23,15 +23,11 @@ its error, and the caller rolls the transaction back.
 """
 
 import functools
-import re
 
 import sqlalchemy as sa
 
 from cyquota.db import prepared
 from cyquota.db import refusal
-
-# A bind as psycopg2 and PyMySQL take it: %(name)s.
-_BIND = re.compile(r'%\((\w+)\)s')
 
 
 class WriteBatch:
@@ -133,7 +129,7 @@ def _as_one(dialect, shape):
     for index, (template, _expect) in enumerate(shape):
         compiled = template.compile(dialect=dialect)
         prefix = 'w%d_' % index
-        parts.append(_BIND.sub(r'%%(%s\1)s' % prefix, str(compiled)))
+        parts.append(prepared.BIND.sub(r'%%(%s\1)s' % prefix, str(compiled)))
         # The template's own literals (``generation + 1``).
         literals.update({prefix + bind: value
                          for bind, value in compiled.params.items()
