@@ -16,6 +16,13 @@ from cyquota.db import engine_tuning
 REFUSAL = 'cyquota: left to the locked path'
 
 
+def unless_mariadb(condition):
+    """The line of a MariaDB compound statement that refuses (SIGNALs
+    ``REFUSAL``) unless ``condition`` (an expression) holds."""
+    return ("IF NOT (%s) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = "
+            "'%s'; END IF;" % (condition, REFUSAL))
+
+
 class Refused(Exception):
     """A statement refused to decide (``REFUSAL``) and changed nothing:
     the caller takes the path that does."""

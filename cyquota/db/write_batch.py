@@ -148,9 +148,7 @@ def _as_one(dialect, shape):
         for (_template, expect), part in zip(shape, parts):
             lines.append(part + ';')
             if expect is not None:
-                lines.append(
-                    "IF ROW_COUNT() <> %d THEN SIGNAL SQLSTATE '45000' SET "
-                    "MESSAGE_TEXT = '%s'; END IF;" % (
-                        expect, refusal.REFUSAL))
+                lines.append(refusal.unless_mariadb(
+                    'ROW_COUNT() = %d' % expect))
         text = '\n'.join(lines + ['END'])
     return prepared.Prepared(text, dialect, literals)

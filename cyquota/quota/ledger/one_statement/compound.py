@@ -59,9 +59,7 @@ def own_transaction(declarations, body, commit_if):
         'BEGIN NOT ATOMIC', *declarations,
         'DECLARE EXIT HANDLER FOR SQLEXCEPTION'
         ' BEGIN ROLLBACK; RESIGNAL; END;',
-        'START TRANSACTION;', *body,
-        "IF NOT (%s) THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s';"
-        ' END IF;' % (commit_if, refusal.REFUSAL),
+        'START TRANSACTION;', *body, refusal.unless_mariadb(commit_if),
         'COMMIT;', 'END'])
 
 
