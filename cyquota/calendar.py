@@ -125,17 +125,27 @@ def _conditions(table, equal, within, unequal):
             + [c[name] != sa.bindparam(name + '_not') for name in unequal])
 
 
+def _flag(value):
+    # Written out, not bound: a prepared statement's parameter in the
+    # select list comes back as text.
+    return sa.literal_column(str(value), sa.Integer).label('pending')
+
+
 def _live(table, columns, where, index):
     """The pending rows of ``table`` meeting ``where`` that start in
     ``[since, end)`` and end after ``start`` (binds), and the active ones,
-    as two selects of ``columns``, ranging over ``index``."""
+    as two selects of ``columns`` (names; dates through ``types.read``)
+    and ``pending`` (1 or 0), ranging over ``index``."""
     c = table.c
-    pending = sa.select(*columns).where(
+    picked = [types.read(c[name]).label(name)
+              if isinstance(c[name].type, sa.DateTime) else c[name]
+              for name in columns]
+    pending = sa.select(*picked, _flag(1)).where(
         *where, c.status == lease_models.PENDING,
         c.start_date >= sa.bindparam('since'),
         c.start_date < sa.bindparam('end'), c.end_date > sa.bindparam('start'))
-    active = sa.select(*columns).where(*where,
-                                       c.status == lease_models.ACTIVE)
+    active = sa.select(*picked, _flag(0)).where(
+        *where, c.status == lease_models.ACTIVE)
     # Named on MariaDB, as the lease list names its own: a plan chosen from
     # statistics cannot leave the index that ranges.
     for dialect in ('mysql', 'mariadb'):
@@ -151,11 +161,11 @@ def _overlapping_statement(table, columns, index, shape):
     ``_conditions``' names): the windows' rows, their ``longest`` None,
     and one row more of NULLs but ``longest``, the longest pending span
     of the table as the same statement sees it."""
-    picked = [table.c[name] for name in columns]
-    pending, active = _live(table, picked, _conditions(table, *shape), index)
+    pending, active = _live(table, columns, _conditions(table, *shape),
+                            index)
     none = sa.cast(sa.null(), sa.Integer).label('longest')
     longest = sa.select(
-        *[sa.null() for _name in columns],
+        *[sa.null() for _name in columns + ('pending',)],
         sa.func.coalesce(sa.func.max(table.c.span), 0)).where(
             table.c.status == lease_models.PENDING)
     return sa.union_all(pending.add_columns(none), active.add_columns(none),
@@ -178,9 +188,8 @@ def _overlapping(conn, table, columns, index, shape, params, start, end,
     three queries."""
     params = dict(params, start=start, end=end)
     if lock:
-        pending, active = _live(
-            table, [table.c[name] for name in columns],
-            _conditions(table, *shape), index)
+        pending, active = _live(table, columns, _conditions(table, *shape),
+                                index)
         params['since'] = _since(start, _longest_pending(conn, table))
         return [row for query in (pending, active)
                 for row in conn.execute(query.with_for_update(read=True),
@@ -197,9 +206,9 @@ def _overlapping(conn, table, columns, index, shape, params, start, end,
 
 
 def _window(row, now):
-    active = row.status == lease_models.ACTIVE
-    return Window(row.start_date, held_until(row.end_date, active, now),
-                  row.amount, not active)
+    return Window(types.parsed(row.start_date),
+                  held_until(types.parsed(row.end_date), not row.pending, now),
+                  row.amount, bool(row.pending))
 
 
 def lease_windows(conn, key, holder_id, resources, start, end,
@@ -216,7 +225,7 @@ def lease_windows(conn, key, holder_id, resources, start, end,
     found = {resource: [] for resource in resources}
     for row in _overlapping(
             conn, _reservations, ('resource', 'start_date', 'end_date',
-                                  'amount', 'status'),
+                                  'amount'),
             _LEVEL_INDEXES[key], ((key,), ('resource',), unequal), params,
             start, end):
         found[row.resource].append(_window(row, now))
@@ -236,7 +245,7 @@ def device_windows(conn, resource_classes, start, end, provider_ids,
     for row in _overlapping(
             conn, _allocations, ('resource_provider_id', 'resource_class',
                                  'lease_id', 'start_date', 'end_date',
-                                 'amount', 'status'),
+                                 'amount'),
             'lease_allocations_rp_start_idx',
             ((), ('resource_provider_id', 'resource_class'), ()), params,
             start, end, lock=lock):

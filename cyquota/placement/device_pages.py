@@ -20,9 +20,12 @@ _inventories = placement_models.Inventory.__table__
 
 _PROVIDER_ORDER = 'uniq_provider_inventories0rp0rc'
 
-#: Providers of the first page read when devices are chosen; each next
-#: page is twice the last.
-PAGE = 8
+#: The fewest providers of the first page read when devices are chosen;
+#: each next page is twice the last.
+PAGE = 4
+#: Units asked for each provider of the first page: a device with room
+#: most often has this many.
+UNITS_PER_PROVIDER = 2
 
 
 class Page(typing.NamedTuple):
@@ -88,12 +91,14 @@ def _in_provider_order(select):
     return select
 
 
-def pages(session, resource_classes):
+def pages(session, resource_classes, units=1):
     """``Page``s of the providers with inventory of ``resource_classes``,
-    in id order, each read in one query (the first of the page's reads):
-    ``PAGE`` providers, then twice as many each time, as the first pages
-    seldom lack room."""
-    after, size = 0, PAGE
+    in id order, each read in one query (the first of the page's reads),
+    for ``units`` asked in all: a provider for every ``UNITS_PER_PROVIDER``
+    units, at least ``PAGE``, then twice as many each time, as the first
+    pages seldom lack room. Each provider read costs a read of its
+    overlapping windows too, so the first page is no larger."""
+    after, size = 0, max(PAGE, -(-units // UNITS_PER_PROVIDER))
     while True:
         statement = _page_statement(tuple(sorted(resource_classes)),
                                     session.dialect.name,

@@ -180,7 +180,8 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     generations = {}
     names = {}
     for page in device_pages.pages(
-            session, {need.resource_class for need in needs}):
+            session, {need.resource_class for need in needs},
+            sum(need.amount for need in needs)):
         free = _room(session, page.limits, start, end, exclude_lease)
         eligible = _eligible(session, needs, rules, page)
         for need in needs:

@@ -1,7 +1,8 @@
 """The calendar's reads on PostgreSQL and MariaDB: the tests of
 tests/unit/test_lease_calendar.py on each server (the peaks the database
 computes, the windows a check reads, statements that do not grow with a
-lease's reservations, ``promised`` kept exact by lease events)."""
+lease's reservations, ``promised`` kept exact by lease events, dates read
+exactly)."""
 
 import pytest
 
@@ -21,6 +22,10 @@ def test_peaks_equal_the_sweep(backend, clock, device):  # noqa: F811
 def test_a_longer_window_than_the_last_read_found(backend, device):  # noqa
     test_lease_calendar.check_a_longer_window_than_the_last_read_found(
         device)
+
+
+def test_dates_read_exactly(backend):
+    test_lease_calendar.check_dates_read_exactly()
 
 
 def test_statements_flat(backend, clock, ctx, devices):  # noqa: F811

@@ -16,7 +16,10 @@ from cyquota import calendar
 from cyquota.context import get_admin_context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
+from cyquota.db import models
 from cyquota.db import placement_models
+from cyquota.db import prepared
+from cyquota.db import types
 from cyquota import exception
 from cyquota import leases
 from cyquota.placement import device_pages
@@ -312,6 +315,30 @@ def test_windows_to_the_end_of_time(sqlite_db, clock, ctx,  # noqa: F811
     check_windows_to_the_end_of_time(ctx)
 
 
+def check_dates_read_exactly():
+    """A window's dates as the calendar reads them (``types.read``, text
+    on MariaDB) are the stored datetimes, to the microsecond, whether the
+    read runs prepared or not."""
+    usages = models.QuotaUsage.__table__
+    stored = [START + datetime.timedelta(microseconds=1),
+              START + datetime.timedelta(seconds=1)]
+    with db_api.get_engine().begin() as conn:
+        conn.execute(usages.insert(), [
+            dict(project_id='p%d' % n, resource='FPGA', used=0, reserved=0,
+                 promised_at=at) for n, at in enumerate(stored)])
+    query = (sa.select(types.read(usages.c.promised_at).label('at'))
+             .where(usages.c.used < sa.bindparam('above'))
+             .order_by(usages.c.project_id))
+    with db_api.get_engine().connect() as conn:
+        for rows in (conn.execute(query, {'above': 1}),
+                     prepared.execute(conn, query, {'above': 1})):
+            assert [types.parsed(row.at) for row in rows] == stored
+
+
+def test_dates_read_exactly(sqlite_db):
+    check_dates_read_exactly()
+
+
 def test_a_longer_window_than_the_last_read_found(sqlite_db, device):
     check_a_longer_window_than_the_last_read_found(device)
 
@@ -354,4 +381,5 @@ def test_a_page_at_a_time_chooses_as_all_at_once(sqlite_db, uneven,
     monkeypatch.setattr(device_pages, 'PAGE', 1000)
     whole = choose()
     monkeypatch.setattr(device_pages, 'PAGE', 2)
+    monkeypatch.setattr(device_pages, 'UNITS_PER_PROVIDER', 1000)
     assert choose() == whole
