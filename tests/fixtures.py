@@ -62,3 +62,21 @@ def results_of_workers(target, arguments, timeout=300):
         process.join(timeout=60)
         assert process.exitcode == 0
     return merged
+
+
+@contextlib.contextmanager
+def mariadb_prepares_no_more():
+    """MariaDB's ``max_prepared_stmt_count`` lowered to what its sessions
+    hold now, so that it refuses every new ``PREPARE``; set back after."""
+    with db_api.get_engine().connect() as conn:
+        limit = conn.exec_driver_sql(
+            'SELECT @@GLOBAL.max_prepared_stmt_count').scalar()
+        held = conn.exec_driver_sql(
+            "SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'").one()[1]
+        conn.exec_driver_sql('SET GLOBAL max_prepared_stmt_count = %d'
+                             % int(held))
+        try:
+            yield
+        finally:
+            conn.exec_driver_sql('SET GLOBAL max_prepared_stmt_count = %d'
+                                 % limit)

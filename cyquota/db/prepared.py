@@ -10,17 +10,37 @@ are translated and retried as any other's.
 
 A prepared statement lives as long as its server session, whatever the
 transactions in it do; a new connection (after a restart, say) prepares
-again. A pooler that hands one client's statements to several server
+again. A connection keeps at most ``PER_CONNECTION``, deallocating the one
+it ran least lately, and where MariaDB refuses one more (its
+``max_prepared_stmt_count`` counts every session's) the statement runs
+unprepared. A pooler that hands one client's statements to several server
 sessions (PgBouncer in transaction mode) breaks prepared statements: point
 cyquota at the server or at a session-mode pool.
 """
 
+import collections
 import functools
 import hashlib
 import re
 
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from sqlalchemy import exc as sa_exc
+
+LOG = logging.getLogger(__name__)
+
 #: A bind as psycopg2 and PyMySQL take it: %(name)s.
 BIND = re.compile(r'%\((\w+)\)s')
+
+#: The most statements one connection keeps prepared; past it, the one it
+#: ran least lately is deallocated (psycopg 3 keeps 100 so). Lease writes
+#: take one a shape (a number of rows and of devices), and MariaDB holds
+#: at most ``max_prepared_stmt_count`` (16,382 by default) for all its
+#: sessions together.
+PER_CONNECTION = 100
+
+#: MariaDB's refusal to prepare more than ``max_prepared_stmt_count``.
+_TOO_MANY = 1461
 
 #: The text of every statement prepared in this process, by name (what an
 #: ``EXECUTE`` runs, for logs and tests: MariaDB does not list them).
@@ -42,6 +62,7 @@ class Prepared:
     def __init__(self, text, dialect, literals=None):
         self._literals = literals or {}
         self._postgresql = dialect.name == 'postgresql'
+        self._plain = text
         if self._postgresql:
             # One $n a bind; the dialect's casts (%(x)s::VARCHAR) type it.
             binds = list(dict.fromkeys(BIND.findall(text)))
@@ -66,6 +87,8 @@ class Prepared:
                              dict(text=text))
             self._execute = 'EXECUTE %s%s' % (
                 self.name, ' USING ' + values if binds else '')
+        self._deallocate = ('DEALLOCATE %s' if self._postgresql
+                            else 'DEALLOCATE PREPARE %s')
 
     @classmethod
     def of(cls, statement, dialect):
@@ -80,13 +103,49 @@ class Prepared:
         """Run the statement on ``conn`` (a SQLAlchemy Connection) with
         ``params``, preparing it first on a connection that has not;
         returns its result."""
-        prepared = conn.connection.info.setdefault('cyquota_prepared', set())
-        if self.name not in prepared:
-            conn.exec_driver_sql(*self._prepare)
-            prepared.add(self.name)
+        info = conn.connection.info
+        kept = info.setdefault('cyquota_prepared', collections.OrderedDict())
+        refused = info.setdefault('cyquota_refused', set())
         params = dict(self._literals, **params)
+        if self.name in kept:
+            kept.move_to_end(self.name)
+        elif self.name in refused or not self._prepare_on(conn, kept,
+                                                          refused):
+            return conn.exec_driver_sql(self._plain, {
+                bind: params[bind] for bind in self._binds})
         return conn.exec_driver_sql(
             self._execute, {bind: params[bind] for bind in self._binds})
+
+    def _prepare_on(self, conn, kept, refused):
+        """Prepare the statement on ``conn``, whose prepared statements
+        ``kept`` holds, least lately run first; False, and the name added
+        to ``refused``, where MariaDB refused one more (the connection
+        then runs it unprepared)."""
+        if len(kept) >= PER_CONNECTION:
+            oldest, _ = kept.popitem(last=False)
+            conn.exec_driver_sql(self._deallocate % oldest)
+        try:
+            conn.exec_driver_sql(*self._prepare)
+        except (db_exc.DBError, sa_exc.DBAPIError) as error:
+            if self._postgresql or _code(error) != _TOO_MANY:
+                raise
+            if not refused:
+                LOG.warning('The database refused to prepare one more '
+                            'statement (max_prepared_stmt_count): this '
+                            'connection runs the statements it refuses '
+                            'unprepared. Raise the limit on the server.')
+            refused.add(self.name)
+            return False
+        kept[self.name] = True
+        return True
+
+
+def _code(error):
+    """The server's error number behind a driver's error, as oslo.db or
+    SQLAlchemy passed it on, if any."""
+    inner = getattr(error, 'inner_exception', error)
+    args = getattr(getattr(inner, 'orig', inner), 'args', ())
+    return args[0] if args else None
 
 
 def serves(dialect):

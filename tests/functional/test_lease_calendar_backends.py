@@ -10,6 +10,7 @@ from cyquota.db import api as db_api
 from cyquota.placement import member_of
 from cyquota.placement import pools
 from cyquota.placement import windows
+from tests import fixtures
 from tests.unit.test_engine import START, clock  # noqa: F401,H301
 from tests.unit import test_lease_calendar
 from tests.unit.test_lease_calendar import device, devices  # noqa: F401,H301
@@ -31,6 +32,19 @@ def test_dates_read_exactly(backend):
 def test_statements_flat(backend, clock, ctx, devices):  # noqa: F811
     test_lease_calendar.check_statements_do_not_grow_with_reservations(
         ctx, clock)
+
+
+@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
+def test_when_mariadb_prepares_no_more(backend, clock, ctx,  # noqa: F811
+                                       devices, caplog):  # noqa: F811
+    """Every lease operation, with 1 and 16 reservations, runs unprepared
+    where MariaDB holds ``max_prepared_stmt_count`` statements already,
+    and the books stay right."""
+    with fixtures.mariadb_prepares_no_more():
+        test_lease_calendar.check_statements_do_not_grow_with_reservations(
+            ctx, clock)
+        test_lease_calendar.check_promised_stays_exact(ctx, clock)
+    assert 'refused to prepare one more statement' in caplog.text
 
 
 def test_promised_stays_exact(backend, clock, ctx):  # noqa: F811

@@ -8,12 +8,13 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota.db import prepared
+from tests import fixtures
 
 _USAGES = models.QuotaUsage.__table__
 
 
-pytestmark = pytest.mark.parametrize('backend', ['postgresql', 'mysql'],
-                                     indirect=True)
+both = pytest.mark.parametrize('backend', ['postgresql', 'mysql'],
+                               indirect=True)
 
 
 @pytest.fixture
@@ -58,6 +59,7 @@ def _prepared_on_server(conn, statement):
     return 1
 
 
+@both
 def test_prepared_once_per_connection_then_executed(usages):
     statement = prepared.Prepared.of(_used_over(0),
                                      db_api.get_engine().dialect)
@@ -72,6 +74,7 @@ def test_prepared_once_per_connection_then_executed(usages):
         assert sent[-1:] == ['EXECUTE']
 
 
+@both
 def test_a_new_connection_prepares_again(usages):
     statement = prepared.Prepared.of(_used_over(0),
                                      db_api.get_engine().dialect)
@@ -85,6 +88,7 @@ def test_a_new_connection_prepares_again(usages):
         assert sent[-2:] == ['PREPARE', 'EXECUTE']
 
 
+@both
 def test_each_statement_its_own_name(usages):
     dialect = db_api.get_engine().dialect
     same = prepared.Prepared.of(_used_over(0), dialect)
@@ -97,3 +101,52 @@ def test_each_statement_its_own_name(usages):
     with db_api.get_engine().connect() as conn:
         assert same.run(conn, dict(threshold=0)).all() == [(2,)]
         assert other.run(conn, dict(resource='FPGA')).all() == [(1,)]
+
+
+def _distinct(count):
+    """``count`` statements of distinct texts, each answering GPU's
+    ``used`` (2)."""
+    return [_USAGES.c.used.label('used_%d' % number) for number in
+            range(count)]
+
+
+@both
+def test_a_connection_keeps_the_statements_it_ran_lately(usages,
+                                                         monkeypatch):
+    """Past ``PER_CONNECTION``, the statement run least lately is
+    deallocated; run again, it is prepared again."""
+    monkeypatch.setattr(prepared, 'PER_CONNECTION', 2)
+    dialect = db_api.get_engine().dialect
+    first, second, third = [
+        prepared.Prepared.of(sa.select(column).where(
+            _USAGES.c.resource == sa.bindparam('resource')), dialect)
+        for column in _distinct(3)]
+    with db_api.get_engine().connect() as conn:
+        sent = _sent(conn)
+        for statement in (first, second, first, third):
+            assert statement.run(conn, dict(resource='GPU')).all() == [(2,)]
+        assert sent == ['PREPARE', 'EXECUTE', 'PREPARE', 'EXECUTE',
+                        'EXECUTE', 'DEALLOCATE', 'PREPARE', 'EXECUTE']
+        assert [_prepared_on_server(conn, statement)
+                for statement in (first, second, third)] == [1, 0, 1]
+        assert second.run(conn, dict(resource='GPU')).all() == [(2,)]
+        assert _prepared_on_server(conn, first) == 0
+
+
+@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
+def test_mariadb_refusing_one_more_runs_it_unprepared(usages):
+    """Where MariaDB holds ``max_prepared_stmt_count`` statements already
+    (every session's), the next runs unprepared, right, and the
+    connection goes on without asking again."""
+    statement = prepared.Prepared.of(
+        sa.select(_distinct(1)[0]).where(
+            _USAGES.c.resource == sa.bindparam('resource')),
+        db_api.get_engine().dialect)
+    with fixtures.mariadb_prepares_no_more(), \
+            db_api.get_engine().connect() as conn:
+        sent = _sent(conn)
+        assert statement.run(conn, dict(resource='GPU')).all() == [(2,)]
+        assert statement.run(conn, dict(resource='FPGA')).all() == [(1,)]
+        # Refused once, the connection does not ask again.
+        assert sent == ['PREPARE', 'SELECT', 'SELECT']
+        assert _prepared_on_server(conn, statement) == 0
