@@ -83,18 +83,6 @@ class DeviceNeed:
     member_key: str = None
 
 
-def room(session, resource_class, start, end, provider_ids=None,
-         exclude_lease=None, lock=False):
-    """``{provider_id: amount}`` each provider can still promise of
-    ``resource_class`` over ``[start, end)``, leaving out
-    ``exclude_lease``'s own lease allocations."""
-    records = capacity.load(session, provider_ids=provider_ids,
-                            resource_classes=[resource_class], lock=lock,
-                            promised=False)
-    return {provider_id: free for (provider_id, _rc), free in _room(
-        session, records, start, end, exclude_lease, lock).items()}
-
-
 def _room(session, records, start, end, exclude_lease, lock=False):
     """``{(provider_id, rc): amount}`` free over ``[start, end)`` in the
     inventory ``records`` already read: one read of the overlapping lease
