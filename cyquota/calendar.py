@@ -165,7 +165,7 @@ def _overlapping_statement(table, columns, index, shape):
                             index)
     none = sa.cast(sa.null(), sa.Integer).label('longest')
     longest = sa.select(
-        *[sa.null() for _name in columns + ('pending',)],
+        *[sa.null() for _column in pending.selected_columns],
         sa.func.coalesce(sa.func.max(table.c.span), 0)).where(
             table.c.status == lease_models.PENDING)
     return sa.union_all(pending.add_columns(none), active.add_columns(none),

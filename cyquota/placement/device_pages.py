@@ -91,7 +91,7 @@ def _in_provider_order(select):
     return select
 
 
-def pages(session, resource_classes, units=1):
+def pages(session, resource_classes, units):
     """``Page``s of the providers with inventory of ``resource_classes``,
     in id order, each read in one query (the first of the page's reads),
     for ``units`` asked in all: a provider for every ``UNITS_PER_PROVIDER``
