@@ -16,7 +16,9 @@ another starts after the other's start less the longest pending window
 (each row keeps its ``span``), so the range has both ends: the read
 starts it as far back as the longest its last read found and reads the
 longest beside the windows, in the same query, reading again from
-further back in the seldom case that one came longer. ``promised``
+further back in the seldom case that one came longer. One event's
+reads, each quota level's and the devices', go as one query
+(``Overlaps``). ``promised``
 asks for the peak of pending windows from now on; the database computes
 it (a running sum over the windows' edges), so no window travels.
 """
@@ -24,6 +26,7 @@ it (a running sum over the windows' edges), so no window travels.
 import collections
 import datetime
 import functools
+import typing
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -114,95 +117,204 @@ def _longest_pending(conn, table):
         table.c.status == lease_models.PENDING)).scalar() or 0
 
 
-def _conditions(table, equal, within, unequal):
+def _conditions(table, equal, within, unequal, prefix=''):
     """Conditions on ``table``'s columns: each of ``equal`` equal to a
     bind of its name, each of ``within`` in an expanding ``<name>_in``,
-    each of ``unequal`` unlike ``<name>_not``."""
+    each of ``unequal`` unlike ``<name>_not`` (bind names after
+    ``prefix``)."""
     c = table.c
-    return ([c[name] == sa.bindparam(name) for name in equal]
-            + [c[name].in_(sa.bindparam(name + '_in', expanding=True))
+    return ([c[name] == sa.bindparam(prefix + name) for name in equal]
+            + [c[name].in_(sa.bindparam(prefix + name + '_in',
+                                        expanding=True))
                for name in within]
-            + [c[name] != sa.bindparam(name + '_not') for name in unequal])
+            + [c[name] != sa.bindparam(prefix + name + '_not')
+               for name in unequal])
 
 
-def _flag(value):
+def _flag(value, label):
     # Written out, not bound: a prepared statement's parameter in the
     # select list comes back as text.
-    return sa.literal_column(str(value), sa.Integer).label('pending')
+    return sa.literal_column(str(value), sa.Integer).label(label)
 
 
-def _live(table, columns, where, index):
-    """The pending rows of ``table`` meeting ``where`` that start in
-    ``[since, end)`` and end after ``start`` (binds), and the active ones,
-    as two selects of ``columns`` (names; dates through ``types.read``)
-    and ``pending`` (1 or 0), ranging over ``index``."""
+class _Part(typing.NamedTuple):
+    """What one ask reads: the live rows of ``table`` meeting the
+    conditions ``shape`` (``_conditions``' names), ranging over
+    ``index``; ``held`` names the column of what they hold."""
+
+    table: sa.Table
+    held: str
+    index: str
+    shape: tuple
+
+
+def _level_part(key, unequal):
+    return _Part(_reservations, 'resource', _LEVEL_INDEXES[key],
+                 ((key,), ('resource',), unequal))
+
+
+_DEVICES = _Part(_allocations, 'resource_class',
+                 'lease_allocations_rp_start_idx',
+                 ((), ('resource_provider_id', 'resource_class'), ()))
+
+
+def _live(part, number, prefix=''):
+    """The pending rows of ``part`` that start in ``[since, end)`` and end
+    after ``start`` (binds after ``prefix``), and the active ones, as two
+    selects of the same columns: ``part`` (``number``), ``held``,
+    ``provider_id`` (NULL for a level's), ``lease_id``, the dates
+    (through ``types.read``), ``amount`` and ``pending`` (1 or 0)."""
+    table = part.table
     c = table.c
-    picked = [types.read(c[name]).label(name)
-              if isinstance(c[name].type, sa.DateTime) else c[name]
-              for name in columns]
-    pending = sa.select(*picked, _flag(1)).where(
+    provider = (c.resource_provider_id if 'resource_provider_id' in c
+                else sa.cast(sa.null(), sa.Integer))
+    columns = [_flag(number, 'part'), c[part.held].label('held'),
+               provider.label('provider_id'), c.lease_id,
+               types.read(c.start_date).label('start_date'),
+               types.read(c.end_date).label('end_date'), c.amount]
+    where = _conditions(table, *part.shape, prefix=prefix)
+    pending = sa.select(*columns, _flag(1, 'pending')).where(
         *where, c.status == lease_models.PENDING,
-        c.start_date >= sa.bindparam('since'),
-        c.start_date < sa.bindparam('end'), c.end_date > sa.bindparam('start'))
-    active = sa.select(*picked, _flag(0)).where(
+        c.start_date >= sa.bindparam(prefix + 'since'),
+        c.start_date < sa.bindparam(prefix + 'end'),
+        c.end_date > sa.bindparam(prefix + 'start'))
+    active = sa.select(*columns, _flag(0, 'pending')).where(
         *where, c.status == lease_models.ACTIVE)
     # Named on MariaDB, as the lease list names its own: a plan chosen from
     # statistics cannot leave the index that ranges.
     for dialect in ('mysql', 'mariadb'):
-        pending = pending.with_hint(table, 'FORCE INDEX (%s)' % index,
+        pending = pending.with_hint(table, 'FORCE INDEX (%s)' % part.index,
                                     dialect)
-        active = active.with_hint(table, 'FORCE INDEX (%s)' % index, dialect)
+        active = active.with_hint(table, 'FORCE INDEX (%s)' % part.index,
+                                  dialect)
     return pending, active
 
 
 @functools.lru_cache(maxsize=None)
-def _overlapping_statement(table, columns, index, shape):
-    """``_overlapping``'s statement, built once per shape (``shape``:
-    ``_conditions``' names): the windows' rows, their ``longest`` None,
-    and one row more of NULLs but ``longest``, the longest pending span
-    of the table as the same statement sees it."""
-    pending, active = _live(table, columns, _conditions(table, *shape),
-                            index)
+def _overlapping_statement(parts):
+    """The statement of ``Overlaps``' asks ``parts``, built once per
+    shape: the windows' rows of each (binds after ``p<number>_``), their
+    ``longest`` NULL, and one row more for each table read, of NULLs but
+    ``held`` (the table's name) and ``longest``: its longest pending span
+    as the same statement sees it."""
     none = sa.cast(sa.null(), sa.Integer).label('longest')
-    longest = sa.select(
-        *[sa.null() for _column in pending.selected_columns],
-        sa.func.coalesce(sa.func.max(table.c.span), 0)).where(
-            table.c.status == lease_models.PENDING)
-    return sa.union_all(pending.add_columns(none), active.add_columns(none),
-                        longest)
+    selects = []
+    for number, part in enumerate(parts):
+        selects += [each.add_columns(none)
+                    for each in _live(part, number, 'p%d_' % number)]
+    width = len(selects[0].selected_columns) - 1
+    for table in dict.fromkeys(part.table for part in parts):
+        named = sa.literal_column("'%s'" % table.name, sa.String)
+        selects.append(sa.select(
+            sa.cast(sa.null(), sa.Integer), named,
+            *[sa.null() for _column in range(width - 2)],
+            sa.func.coalesce(sa.func.max(table.c.span), 0)).where(
+                table.c.status == lease_models.PENDING))
+    return sa.union_all(*selects)
 
 
-def _overlapping(conn, table, columns, index, shape, params, start, end,
-                 lock=False):
-    """``columns`` (names) of the live rows of ``table`` meeting the
-    conditions ``shape`` (``_conditions``' names, bound by ``params``)
-    whose holding overlaps ``[start, end)``: every active one (it holds
-    until it is ended; they are few, bounded by limits and capacity), and
-    the pending ones that start in ``[start - longest, end)``, an index
-    range that no longer pending window starts before.
+class _Asked:
+    """One ask of an ``Overlaps``: ``windows()`` reads it (with every ask
+    waiting beside it) the first time, and answers in ``shaped``'s form."""
 
-    One query: ``longest`` is the one the last read found, and the query
-    also reads the longest now; where a longer one came meanwhile, the
-    range is read again from further back. ``lock``: with shared locks,
-    the longest read first (a locking read cannot take an aggregate), in
-    three queries."""
-    params = dict(params, start=start, end=end)
-    if lock:
-        pending, active = _live(table, columns, _conditions(table, *shape),
-                                index)
-        params['since'] = _since(start, _longest_pending(conn, table))
-        return [row for query in (pending, active)
-                for row in conn.execute(query.with_for_update(read=True),
-                                        params)]
-    statement = _overlapping_statement(table, columns, index, shape)
-    while True:
-        bound = _longest.get(table.name, 0)
-        rows = prepared.execute(conn, statement, dict(
-            params, since=_since(start, bound))).all()
-        _longest[table.name] = found = next(
-            row.longest for row in rows if row.longest is not None)
-        if found <= bound:
-            return [row for row in rows if row.longest is None]
+    def __init__(self, overlaps, part, params, start, shaped):
+        self._overlaps = overlaps
+        self.part = part
+        self.params = params
+        self.start = start
+        self._shaped = shaped
+        self.rows = None
+
+    def windows(self):
+        """The answer (see the ``Overlaps`` method that asked)."""
+        if self.rows is None:
+            self._overlaps.send()
+        return self._shaped(self.rows)
+
+
+class Overlaps:
+    """The live windows that overlap one lease event's window, asked by
+    each quota level and by the devices, and read together: the first
+    answer wanted sends every ask waiting, in one query.
+
+    A window overlaps ``[start, end)`` when it is active (it holds until
+    it is ended; active ones are few, bounded by limits and capacity) or
+    pending and starting in ``[start - longest, end)``, an index range
+    that no longer pending window starts before. ``longest`` is the
+    longest pending span of the table as the last read found it; the
+    query reads it anew, and where a longer one came meanwhile, the asks
+    are read again from further back."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self._waiting = []
+
+    def _ask(self, part, params, start, end, shaped):
+        asked = _Asked(self, part, dict(params, start=start, end=end),
+                       start, shaped)
+        self._waiting.append(asked)
+        return asked
+
+    def levels(self, key, holder_id, resources, start, end,
+               exclude_lease=None):
+        """Ask for the live lease reservations of ``resources`` at one
+        level (``key``: ``project_id`` or ``root_id``, and its
+        ``holder_id``) overlapping ``[start, end)``, but
+        ``exclude_lease``'s; its ``windows()``: ``{resource:
+        [Window]}``."""
+        params = {key: holder_id, 'resource_in': sorted(resources)}
+        unequal = ()
+        if exclude_lease is not None:
+            unequal, params['lease_id_not'] = ('lease_id',), exclude_lease
+        now = timeutils.utcnow()
+
+        def shaped(rows):
+            found = {resource: [] for resource in resources}
+            for row in rows:
+                found[row.held].append(_window(row, now))
+            return found
+        return self._ask(_level_part(key, unequal), params, start, end,
+                         shaped)
+
+    def devices(self, resource_classes, start, end, provider_ids):
+        """Ask for the live lease allocations of ``resource_classes`` on
+        ``provider_ids`` overlapping ``[start, end)``; its ``windows()``:
+        ``{(provider_id, resource_class): [(lease_id, Window)]}``."""
+        params = {'resource_provider_id_in': sorted(set(provider_ids)),
+                  'resource_class_in': sorted(set(resource_classes))}
+        return self._ask(_DEVICES, params, start, end, _device_windows)
+
+    def send(self):
+        """Read every ask waiting, in one query (two, seldom: see the
+        class)."""
+        waiting, self._waiting = self._waiting, []
+        if not waiting:
+            return
+        statement = _overlapping_statement(
+            tuple(asked.part for asked in waiting))
+        while True:
+            bounds = {asked.part.table.name: _longest.get(
+                asked.part.table.name, 0) for asked in waiting}
+            params = {}
+            for number, asked in enumerate(waiting):
+                prefix = 'p%d_' % number
+                params.update((prefix + name, value)
+                              for name, value in asked.params.items())
+                params[prefix + 'since'] = _since(
+                    asked.start, bounds[asked.part.table.name])
+            rows = prepared.execute(self._conn, statement, params).all()
+            found = [[] for _asked in waiting]
+            grew = False
+            for row in rows:
+                if row.longest is None:
+                    found[row.part].append(row)
+                else:
+                    _longest[row.held] = row.longest
+                    grew = grew or row.longest > bounds[row.held]
+            if not grew:
+                break
+        for asked, rows in zip(waiting, found):
+            asked.rows = rows
 
 
 def _window(row, now):
@@ -211,47 +323,27 @@ def _window(row, now):
                   row.amount, bool(row.pending))
 
 
-def lease_windows(conn, key, holder_id, resources, start, end,
-                  exclude_lease=None):
-    """``{resource: [Window]}`` of the live lease reservations of one
-    level (``key``: ``project_id`` or ``root_id``, and its ``holder_id``)
-    that overlap ``[start, end)`` (``_overlapping``); ``exclude_lease``'s
-    own are left out."""
-    params = {key: holder_id, 'resource_in': sorted(resources)}
-    unequal = ()
-    if exclude_lease is not None:
-        unequal, params['lease_id_not'] = ('lease_id',), exclude_lease
-    now = timeutils.utcnow()
-    found = {resource: [] for resource in resources}
-    for row in _overlapping(
-            conn, _reservations, ('resource', 'start_date', 'end_date',
-                                  'amount'),
-            _LEVEL_INDEXES[key], ((key,), ('resource',), unequal), params,
-            start, end):
-        found[row.resource].append(_window(row, now))
-    return found
-
-
-def device_windows(conn, resource_classes, start, end, provider_ids,
-                   lock=False):
-    """``{(provider_id, resource_class): [(lease_id, Window)]}`` of the
-    live lease allocations of ``provider_ids`` overlapping ``[start,
-    end)`` (``_overlapping``; ``lock``: with shared locks, after the
-    providers are locked)."""
-    params = {'resource_provider_id_in': sorted(set(provider_ids)),
-              'resource_class_in': sorted(set(resource_classes))}
+def _device_windows(rows):
     now = timeutils.utcnow()
     found = collections.defaultdict(list)
-    for row in _overlapping(
-            conn, _allocations, ('resource_provider_id', 'resource_class',
-                                 'lease_id', 'start_date', 'end_date',
-                                 'amount'),
-            'lease_allocations_rp_start_idx',
-            ((), ('resource_provider_id', 'resource_class'), ()), params,
-            start, end, lock=lock):
-        found[row.resource_provider_id, row.resource_class].append(
+    for row in rows:
+        found[row.provider_id, row.held].append(
             (row.lease_id, _window(row, now)))
-    return found
+    return dict(found)
+
+
+def device_windows(conn, resource_classes, start, end, provider_ids):
+    """``Overlaps.devices``' answer, read with shared locks (after the
+    providers are locked), the longest pending span read first (a locking
+    read cannot take an aggregate), in three queries."""
+    pending, active = _live(_DEVICES, 0)
+    params = {'resource_provider_id_in': sorted(set(provider_ids)),
+              'resource_class_in': sorted(set(resource_classes)),
+              'start': start, 'end': end,
+              'since': _since(start, _longest_pending(conn, _allocations))}
+    return _device_windows([
+        row for query in (pending, active)
+        for row in conn.execute(query.with_for_update(read=True), params)])
 
 
 @functools.lru_cache(maxsize=None)

@@ -17,7 +17,8 @@ them); the usage-enforcement filters run, outside any transaction; then
 one transaction locks, in the ledger's order, the lease's row (an update),
 the project's quota rows (``QUOTAS.lease_holdings``) and the chosen
 providers (``placement.windows``), checks the window against quota and
-device capacity (reading the calendar's overlapping windows), and writes.
+device capacity (reading the calendar's overlapping windows of both in
+one query, ``calendar.Overlaps``), and writes.
 Start and end (periodic, or DELETE) lock the lease's row first, so each
 happens exactly once; with ``[placement] write_leases`` they record what
 the cloud's Placement should hold, applied once committed
@@ -143,12 +144,16 @@ class LeaseEngine:
         with db_api.writer_connection(context) as conn:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
+            # The quota's windows are read with the devices'.
+            overlaps = calendar.Overlaps(conn)
+            holdings.ask_windows(overlaps, amounts, max(request.start, now),
+                                 request.end)
             # Devices first (unlocked): no room is a 409 before a 403.
             choice = windows.choose(conn, request.device_needs(),
                                     request.start, request.end,
-                                    pools.Carrier.of(context, project_id))
-            overs = holdings.window_overs(amounts, max(request.start, now),
-                                          request.end)
+                                    pools.Carrier.of(context, project_id),
+                                    overlaps=overlaps)
+            overs = holdings.window_overs()
             if overs:
                 raise exception.OverQuota(overs=overs)
             # The writes go as one statement where the server takes it.
@@ -251,12 +256,14 @@ class LeaseEngine:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
             active = row.status == lease_models.ACTIVE
+            overlaps = calendar.Overlaps(conn)
+            holdings.ask_windows(overlaps, amounts, max(request.start, now),
+                                 request.end, exclude_lease=lease_id)
             choice = None if active else windows.choose(
                 conn, request.device_needs(), request.start, request.end,
                 pools.Carrier.lease_holder(row.project_id),
-                exclude_lease=lease_id)
-            overs = holdings.window_overs(amounts, max(request.start, now),
-                                          request.end, exclude_lease=lease_id)
+                exclude_lease=lease_id, overlaps=overlaps)
+            overs = holdings.window_overs()
             if overs:
                 raise exception.OverQuota(overs=overs)
             if choice is None:

@@ -83,18 +83,13 @@ class DeviceNeed:
     member_key: str = None
 
 
-def _room(session, records, start, end, exclude_lease, lock=False):
+def _room(records, held, start, end, exclude_lease):
     """``{(provider_id, rc): amount}`` free over ``[start, end)`` in the
-    inventory ``records`` already read: one read of the overlapping lease
-    windows (of the records' providers when ``lock``)."""
-    if not records:
-        return {}
-    held = calendar.device_windows(
-        session, {rc for _p, rc in records}, start, end,
-        provider_ids={p for p, _rc in records}, lock=lock)
+    inventory ``records`` already read, ``held`` their overlapping lease
+    windows (``calendar.Overlaps.devices``' answer)."""
     result = {}
     for key, record in records.items():
-        active = others = 0
+        active = 0
         windows = []
         for lease_id, window in held.get(key, ()):
             if not window.pending:
@@ -142,7 +137,8 @@ def _allows(rule, member_of, own, tree):
             and (member_of.required_by(own) or member_of.required_by(tree)))
 
 
-def choose(session, needs, start, end, carrier, exclude_lease=None):
+def choose(session, needs, start, end, carrier, exclude_lease=None,
+           overlaps=None):
     """Devices for every ``DeviceNeed`` over ``[start, end)``: ``{need key:
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
@@ -153,7 +149,9 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     before the next is read, which takes the same devices as reading them
     all: a fixed number of queries while the first page has room, however
     many devices and reservations there are (and of windows: only the
-    page's providers' are read).
+    page's providers' are read). The first page's windows are asked of
+    ``overlaps`` (a ``calendar.Overlaps``, default a new one), read with
+    what else it was asked.
 
     :returns: a ``Choice``.
     :raises NoValidAllocation: (409) not enough room.
@@ -167,10 +165,13 @@ def choose(session, needs, start, end, carrier, exclude_lease=None):
     chosen = {need.key: [] for need in needs}
     generations = {}
     names = {}
+    overlaps = overlaps or calendar.Overlaps(session)
     for page in device_pages.pages(
             session, {need.resource_class for need in needs},
             sum(need.amount for need in needs)):
-        free = _room(session, page.limits, start, end, exclude_lease)
+        held = overlaps.devices({rc for _p, rc in page.limits}, start, end,
+                                {p for p, _rc in page.limits}).windows()
+        free = _room(page.limits, held, start, end, exclude_lease)
         eligible = _eligible(session, needs, rules, page)
         for need in needs:
             for provider_id in eligible[need.key]:
@@ -224,7 +225,9 @@ def check(session, held, start, end, exclude_lease):
     records = capacity.load(session, provider_ids={p for p, _rc in needs},
                             resource_classes={rc for _p, rc in needs},
                             lock=True, promised=False)
-    free = _room(session, records, start, end, exclude_lease, lock=True)
+    held = calendar.device_windows(session, {rc for _p, rc in records},
+                                   start, end, {p for p, _rc in records})
+    free = _room(records, held, start, end, exclude_lease)
     for (provider_id, rc), amount in sorted(needs.items()):
         if free.get((provider_id, rc), 0) < amount:
             raise exception.NoValidAllocation(reason=(

@@ -121,17 +121,31 @@ def check_peaks_equal_the_sweep(device):
                 {(provider_id, 'FPGA'): expected} if expected else {})
             begin, end = START + start * HOUR, START + (start + hours) * HOUR
             want = _expected_windows(found, begin, end)
-            got = calendar.lease_windows(conn, 'project_id', 'p1', {'FPGA'},
-                                         begin, end)['FPGA']
-            assert _overlapping(got, begin, end) == want
-            got = [w for _lease, w in calendar.device_windows(
-                conn, {'FPGA'}, begin, end, {provider_id}).get(
-                    (provider_id, 'FPGA'), [])]
-            assert _overlapping(got, begin, end) == want
-            # Every active one too: its devices count in ``used``.
-            assert sum(not w.pending for w in got) == sum(
-                status == lease_models.ACTIVE for *_w, status in found)
+            # Asked together (one query) and each alone, locked or not.
+            overlaps = calendar.Overlaps(conn)
+            level = overlaps.levels('project_id', 'p1', {'FPGA'}, begin, end)
+            held = overlaps.devices({'FPGA'}, begin, end, {provider_id})
+            for got in (
+                    level.windows()['FPGA'],
+                    calendar.Overlaps(conn).levels(
+                        'root_id', 'r1', {'FPGA'}, begin, end).windows()[
+                            'FPGA'],
+                    _on(held.windows(), provider_id),
+                    _on(calendar.Overlaps(conn).devices(
+                        {'FPGA'}, begin, end, {provider_id}).windows(),
+                        provider_id),
+                    _on(calendar.device_windows(
+                        conn, {'FPGA'}, begin, end, {provider_id}),
+                        provider_id)):
+                assert _overlapping(got, begin, end) == want
+                # Every active one too: its devices count in ``used``.
+                assert sum(not w.pending for w in got) == sum(
+                    status == lease_models.ACTIVE for *_w, status in found)
     run()
+
+
+def _on(held, provider_id):
+    return [w for _lease, w in held.get((provider_id, 'FPGA'), [])]
 
 
 def test_peaks_equal_the_sweep(sqlite_db, clock, device):  # noqa: F811
@@ -142,25 +156,34 @@ def check_a_longer_window_than_the_last_read_found(device):
     """A read's range starts as far back as the longest pending window the
     last read found, and the read says how long the longest is now: a
     longer one stored since is read all the same (a second query, from
-    further back), and the next read is one query again."""
+    further back), and the next read is one query again; a level's
+    windows and the devices' are read in the same query."""
     provider_id = _store(device, [(10, 2, 1, lease_models.PENDING)])
     begin, end = START + 20 * HOUR, START + 21 * HOUR
 
     def read():
         with db_api.get_engine().connect() as conn:
-            return _sent(lambda: (
-                calendar.lease_windows(conn, 'project_id', 'p1', {'FPGA'},
-                                       begin, end)['FPGA'],
-                calendar.device_windows(conn, {'FPGA'}, begin, end,
-                                        {provider_id})))
-    read()
+            def both():
+                overlaps = calendar.Overlaps(conn)
+                level = overlaps.levels('project_id', 'p1', {'FPGA'}, begin,
+                                        end)
+                held = overlaps.devices({'FPGA'}, begin, end, {provider_id})
+                return level.windows()['FPGA'], held.windows()
+            with fixtures.statements_sent() as sent:
+                found = both()
+            # A connection's first run of a statement prepares it too;
+            # SQLite's transactions begin with a statement of their own.
+            return len([text for text in sent if not text.startswith(
+                ('PREPARE', 'BEGIN'))]), found
+    read()  # Learns the longest.
     once, found = read()
+    assert once == 1
     assert found == ([], {})
     # Stored behind the calendar's back: no read saw it come.
     _store(device, [(10, 2, 1, lease_models.PENDING),
                     (1, 20, 3, lease_models.PENDING)])
     sent, (level, devices) = read()
-    assert sent == once + 2
+    assert sent == 2
     assert [w.amount for w in level] == [3]
     assert [w.amount for _lease, w in devices[provider_id, 'FPGA']] == [3]
     assert read()[0] == once

@@ -24,8 +24,8 @@ usage rows) and, under those locks:
   recounts it (``calendar.promised``). So neither a create nor, most
   often, a start reads the project's whole future.
 
-The windows come from ``cyquota.calendar``, one query per level for all
-the event's resources, whatever their number.
+The windows come from ``cyquota.calendar``, one query for every level and
+resource of the event, read with the devices' windows (``ask_windows``).
 """
 
 import sqlalchemy as sa
@@ -52,6 +52,7 @@ class LeaseHoldings:
         self._usages = usages
         self._touched = set()
         self._seen = {}
+        self._asked: tuple = ()  # What ask_windows asked.
         #: ``{(table name, row id): promised_at}``, read when needed.
         self._instants = {}
 
@@ -78,31 +79,34 @@ class LeaseHoldings:
             sql.USAGES)
         return [project] + self._scope.levels(resource)
 
-    def _level_windows(self, resources, start, end, exclude_lease):
-        """``{(calendar key, holder, resource): [Window]}`` overlapping
-        ``[start, end)`` at every level of ``resources``: one query per
-        level."""
+    def ask_windows(self, overlaps, amounts, start, end,
+                    exclude_lease=None):
+        """Ask ``overlaps`` (a ``calendar.Overlaps``) for the windows at
+        every level that ``window_overs`` checks ``amounts``
+        ({resource: amount}) held over ``[start, end)`` against: all
+        levels' in one query, with what else it is asked.
+        ``exclude_lease``: a lease being changed, whose own holdings do
+        not count (an active one's are in ``leased``, which the ordinary
+        holdings leave out)."""
         wanted: dict[tuple[str, str], set[str]] = {}
-        for resource in resources:
+        for resource in amounts:
             for level in self._levels(resource):
                 wanted.setdefault((level.calendar_key, level.holder_id),
                                   set()).add(resource)
-        found = {}
-        for (key, holder_id), of in sorted(wanted.items()):
-            for resource, windows in calendar.lease_windows(
-                    self._conn, key, holder_id, of, start, end,
-                    exclude_lease).items():
-                found[key, holder_id, resource] = windows
-        return found
+        self._asked = (dict(amounts), start, end, {
+            (key, holder_id): overlaps.levels(key, holder_id, of, start,
+                                              end, exclude_lease)
+            for (key, holder_id), of in sorted(wanted.items())})
 
-    def window_overs(self, amounts, start, end, exclude_lease=None):
-        """The ``overs`` entries if ``amounts`` ({resource: amount}) held
-        over ``[start, end)`` would break a limit at some instant (empty
-        when they fit). ``exclude_lease``: a lease being changed, whose
-        own holdings do not count (an active one's are in ``leased``,
-        which the ordinary holdings leave out). Remembers the windows read
-        for ``promise``."""
-        self._seen = self._level_windows(amounts, start, end, exclude_lease)
+    def window_overs(self):
+        """The ``overs`` entries if the amounts ``ask_windows`` asked for
+        would break a limit at some instant of their window (empty when
+        they fit). Remembers the windows read for ``promise``."""
+        amounts, start, end, asked = self._asked
+        self._seen = {
+            (key, holder_id, resource): windows
+            for (key, holder_id), each in asked.items()
+            for resource, windows in each.windows().items()}
         overs = []
         for resource, amount in sorted(amounts.items()):
             for level in self._levels(resource):
