@@ -2,7 +2,7 @@
 tests/unit/test_lease_calendar.py on each server (the peaks the database
 computes, the windows a check reads, statements that do not grow with a
 lease's reservations, ``promised`` kept exact by lease events, dates read
-exactly)."""
+exactly, limits read with the usage rows' lock)."""
 
 import pytest
 
@@ -27,6 +27,11 @@ def test_a_longer_window_than_the_last_read_found(backend, device):  # noqa
 
 def test_dates_read_exactly(backend):
     test_lease_calendar.check_dates_read_exactly()
+
+
+def test_limits_read_with_the_lock(backend, clock, ctx,  # noqa: F811
+                                   devices):  # noqa: F811
+    test_lease_calendar.check_limits_read_with_the_lock(ctx, clock)
 
 
 def test_statements_flat(backend, clock, ctx, devices):  # noqa: F811

@@ -338,6 +338,42 @@ def test_windows_to_the_end_of_time(sqlite_db, clock, ctx,  # noqa: F811
     check_windows_to_the_end_of_time(ctx)
 
 
+def check_limits_read_with_the_lock(ctx, clock):  # noqa: F811
+    """Under the flat model a lease create reads the project's limits in
+    the query that locks its usage rows (no query of its own): its own
+    limit where it has one, else the registered one, as they are when it
+    runs."""
+    def create(amount, first=False):
+        with fixtures.statements_sent() as sent:
+            try:
+                leases.LEASES.create(ctx, 'p1', dict(
+                    start_date=_at(1), end_date=_at(2), reservations=[{
+                        'resource_type': 'accelerator:FPGA',
+                        'amount': amount}]))
+                made = True
+            except exception.OverQuota:
+                made = False
+        apart = [text for text in sent
+                 if text.startswith('SELECT registered_limits')]
+        # The first makes the usage row, whose limit is read on its own.
+        assert len(apart) == first, sent
+        return made
+
+    assert create(1, first=True)
+    QUOTAS.limits.set_project_limit(ctx, 'p1', 'FPGA', 3)
+    assert not create(3)
+    assert create(2)
+    QUOTAS.limits.delete_project_limit(ctx, 'p1', 'FPGA')
+    QUOTAS.limits.set_registered_limit(ctx, 'FPGA', 4)
+    assert not create(2)
+    assert create(1)
+
+
+def test_limits_read_with_the_lock(sqlite_db, clock, ctx,  # noqa: F811
+                                   devices):  # noqa: F811
+    check_limits_read_with_the_lock(ctx, clock)
+
+
 def check_dates_read_exactly():
     """A window's dates as the calendar reads them (``types.read``, text
     on MariaDB) are the stored datetimes, to the microsecond, whether the

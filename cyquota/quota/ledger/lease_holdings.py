@@ -2,7 +2,8 @@
 
 A lease event (create, update, start, end) locks the project's rows as any
 ledger transaction does (what the model's rule reads, then the project's
-usage rows) and, under those locks:
+usage rows, with the project's limits where the model has them in SQL:
+one query) and, under those locks:
 
 * checks a lease's window: at every instant of it, the project's ordinary
   holdings now (``used - leased + reserved``: attaches are open-ended)
@@ -63,7 +64,7 @@ class LeaseHoldings:
         resources = sorted(set(resources))
         scope = model.lock(context, conn, project_id, resources, create=True)
         usages = usage_rows.lock(conn, project_id, resources, create=True,
-                                 scope=scope)
+                                 scope=scope, model=model)
         return cls(conn, project_id, scope, usages)
 
     def root_id(self, resource):
@@ -73,9 +74,12 @@ class LeaseHoldings:
         return levels[-1].holder_id if levels else self.project_id
 
     def _levels(self, resource):
+        usage = self._usages[resource]
+        limit = usage.limit
+        if limit is None:  # Not read with the row.
+            limit = self._scope.project_limits[resource]
         project = model_protocol.Level(
-            'project', self.project_id, 'project_id',
-            self._scope.project_limits[resource], self._usages[resource],
+            'project', self.project_id, 'project_id', limit, usage,
             sql.USAGES)
         return [project] + self._scope.levels(resource)
 

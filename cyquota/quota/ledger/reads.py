@@ -10,7 +10,6 @@ are. The marker is the ``uuid`` of the previous page's last row.
 import functools
 
 import sqlalchemy as sa
-from sqlalchemy.sql import visitors
 
 from cyquota.db import api as db_api
 from cyquota.db import markers
@@ -76,15 +75,12 @@ class Reads:
         wanted = sa.union_all(*[
             sa.select(sa.literal(resource, sa.String).label('resource'))
             for resource in resources]).subquery('wanted')
-        # The limit's rule, of each wanted resource in turn.
-        limit = visitors.replacement_traverse(
-            limit, {}, lambda element, **_kw: wanted.c.resource if (
-                isinstance(element, sa.BindParameter)
-                and element.key == '_resource') else None)
         return (
             sa.select(wanted.c.resource, _usages.c.used, _usages.c.reserved,
                       _usages.c.leased, _usages.c.promised,
-                      limit.label('limit'), parent.label('parent_id'))
+                      # The limit's rule, of each wanted resource in turn.
+                      sql.limit_of(limit, wanted.c.resource).label('limit'),
+                      parent.label('parent_id'))
             .select_from(wanted.outerjoin(_usages, sa.and_(
                 _usages.c.project_id == sa.bindparam('_project_id'),
                 _usages.c.resource == wanted.c.resource))))

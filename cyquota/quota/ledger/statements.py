@@ -7,9 +7,11 @@ fills to run the statement (``binds``).
 """
 
 import datetime
+import functools
 import typing
 
 import sqlalchemy as sa
+from sqlalchemy.sql import visitors
 
 from cyquota.db import models
 
@@ -26,6 +28,29 @@ LOCK_ALL_USAGES = (
     .with_for_update())
 LOCK_USAGES = LOCK_ALL_USAGES.where(
     USAGES.c.resource.in_(sa.bindparam('resources', expanding=True)))
+
+
+def limit_of(limit, resource):
+    """``limit`` (a model's ``limit_sql()``, over the bind ``_resource``)
+    of the resource the column ``resource`` names, row by row."""
+    return visitors.replacement_traverse(
+        limit, {}, lambda element, **_kw: resource if (
+            isinstance(element, sa.BindParameter)
+            and element.key == '_resource') else None)
+
+
+@functools.lru_cache(maxsize=16)
+def lock_usages_with_limits(model):
+    """``LOCK_USAGES`` with each row's ``limit`` under ``model`` (binds
+    ``_project_id`` and ``_default`` too; the limits' rows are read, not
+    locked), or None where its limits are not in SQL."""
+    limit = model.limit_sql()
+    if limit is None:
+        return None
+    return LOCK_USAGES.add_columns(
+        limit_of(limit, USAGES.c.resource).label('limit'))
+
+
 INSERT_USAGE = USAGES.insert()
 INSERT_RESERVATIONS = RESERVATIONS.insert()
 WRITE_USAGE = (

@@ -25,6 +25,9 @@ class Usage:
     #: what active leases hold (part of ``used``); kept by lease events.
     promised: int = 0
     leased: int = 0
+    #: The project's limit of the resource, where it was read with the
+    #: row (``lock``'s ``model``), else None.
+    limit: int | None = None
     dirty: bool = False
 
     def add(self, field, delta):
@@ -42,13 +45,22 @@ class Usage:
         return -self.add(field, -amount)
 
 
-def lock(conn, project_id, resources, create=False, scope=None):
+def lock(conn, project_id, resources, create=False, scope=None,
+         model=None):
     """Lock a project's usage rows of ``resources`` in resource order
     (``SELECT ... FOR UPDATE``); with ``create``, insert the missing ones
     (else they are zero rows that are not stored). ``scope``: the model's
-    scope of the transaction, told the counts as locked."""
-    rows = conn.execute(sql.LOCK_USAGES, dict(project_id=project_id,
-                                              resources=list(resources)))
+    scope of the transaction, told the counts as locked. ``model``: read
+    each stored row's ``limit`` under that enforcement model in the same
+    query, where its limits are in SQL."""
+    params = dict(project_id=project_id, resources=list(resources))
+    statement = model and sql.lock_usages_with_limits(model)
+    if statement is None:
+        statement = sql.LOCK_USAGES
+    else:
+        params.update(_project_id=project_id,
+                      _default=model.source.unregistered_limit)
+    rows = conn.execute(statement, params)
     usages = {row.resource: Usage(*row) for row in rows}
     for resource in resources:
         if resource in usages:
