@@ -217,11 +217,10 @@ class _Asked:
     """One ask of an ``Overlaps``: ``windows()`` reads it (with every ask
     waiting beside it) the first time, and answers in ``shaped``'s form."""
 
-    def __init__(self, overlaps, part, params, start, shaped):
+    def __init__(self, overlaps, part, params, shaped):
         self._overlaps = overlaps
         self.part = part
         self.params = params
-        self.start = start
         self._shaped = shaped
         self.rows = None
 
@@ -251,7 +250,7 @@ class Overlaps:
 
     def _ask(self, part, params, start, end, shaped):
         asked = _Asked(self, part, dict(params, start=start, end=end),
-                       start, shaped)
+                       shaped)
         self._waiting.append(asked)
         return asked
 
@@ -280,9 +279,9 @@ class Overlaps:
         """Ask for the live lease allocations of ``resource_classes`` on
         ``provider_ids`` overlapping ``[start, end)``; its ``windows()``:
         ``{(provider_id, resource_class): [(lease_id, Window)]}``."""
-        params = {'resource_provider_id_in': sorted(set(provider_ids)),
-                  'resource_class_in': sorted(set(resource_classes))}
-        return self._ask(_DEVICES, params, start, end, _device_windows)
+        return self._ask(_DEVICES, _device_params(resource_classes,
+                                                  provider_ids),
+                         start, end, _device_windows)
 
     def send(self):
         """Read every ask waiting, in one query (two, seldom: see the
@@ -301,7 +300,7 @@ class Overlaps:
                 params.update((prefix + name, value)
                               for name, value in asked.params.items())
                 params[prefix + 'since'] = _since(
-                    asked.start, bounds[asked.part.table.name])
+                    asked.params['start'], bounds[asked.part.table.name])
             rows = prepared.execute(self._conn, statement, params).all()
             found = [[] for _asked in waiting]
             grew = False
@@ -323,6 +322,11 @@ def _window(row, now):
                   row.amount, bool(row.pending))
 
 
+def _device_params(resource_classes, provider_ids):
+    return {'resource_provider_id_in': sorted(set(provider_ids)),
+            'resource_class_in': sorted(set(resource_classes))}
+
+
 def _device_windows(rows):
     now = timeutils.utcnow()
     found = collections.defaultdict(list)
@@ -337,10 +341,9 @@ def device_windows(conn, resource_classes, start, end, provider_ids):
     providers are locked), the longest pending span read first (a locking
     read cannot take an aggregate), in three queries."""
     pending, active = _live(_DEVICES, 0)
-    params = {'resource_provider_id_in': sorted(set(provider_ids)),
-              'resource_class_in': sorted(set(resource_classes)),
-              'start': start, 'end': end,
-              'since': _since(start, _longest_pending(conn, _allocations))}
+    params = dict(_device_params(resource_classes, provider_ids),
+                  start=start, end=end,
+                  since=_since(start, _longest_pending(conn, _allocations)))
     return _device_windows([
         row for query in (pending, active)
         for row in conn.execute(query.with_for_update(read=True), params)])

@@ -31,7 +31,7 @@ def test_dates_read_exactly(backend):
 
 def test_limits_read_with_the_lock(backend, clock, ctx,  # noqa: F811
                                    devices):  # noqa: F811
-    test_lease_calendar.check_limits_read_with_the_lock(ctx, clock)
+    test_lease_calendar.check_limits_read_with_the_lock(ctx)
 
 
 def test_statements_flat(backend, clock, ctx, devices):  # noqa: F811

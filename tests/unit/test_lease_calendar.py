@@ -338,7 +338,7 @@ def test_windows_to_the_end_of_time(sqlite_db, clock, ctx,  # noqa: F811
     check_windows_to_the_end_of_time(ctx)
 
 
-def check_limits_read_with_the_lock(ctx, clock):  # noqa: F811
+def check_limits_read_with_the_lock(ctx):
     """Under the flat model a lease create reads the project's limits in
     the query that locks its usage rows (no query of its own): its own
     limit where it has one, else the registered one, as they are when it
@@ -371,7 +371,7 @@ def check_limits_read_with_the_lock(ctx, clock):  # noqa: F811
 
 def test_limits_read_with_the_lock(sqlite_db, clock, ctx,  # noqa: F811
                                    devices):  # noqa: F811
-    check_limits_read_with_the_lock(ctx, clock)
+    check_limits_read_with_the_lock(ctx)
 
 
 def check_dates_read_exactly():
