@@ -57,12 +57,21 @@ class WriteBatch:
         """INSERT ``rows`` (dicts of the same columns, each column with a
         default among them) into ``table``."""
         if rows:
+            first, columns = rows[0], tuple(rows[0])
+            # A value every row shares (a lease's id, window and status
+            # in each of its reservations) is bound once: a server parses
+            # every value sent, and psycopg2 and PyMySQL quote each.
+            shared = tuple(column for column in columns
+                           if all(row[column] == first[column]
+                                  for row in rows[1:]))
+            varying = [column for column in columns if column not in shared]
+            values = {column + SHARED: first[column] for column in shared}
+            values.update(('%s_%d' % (column, index), row[column])
+                          for index, row in enumerate(rows)
+                          for column in varying)
             # Alone, one INSERT of many parameter sets: SQLAlchemy builds
             # a multi-row VALUES anew at every run.
-            self.add(insert_rows(table, tuple(rows[0]), len(rows)),
-                     {'%s_%d' % (column, index): value
-                      for index, row in enumerate(rows)
-                      for column, value in row.items()},
+            self.add(insert_rows(table, columns, len(rows), shared), values,
                      alone=(table.insert(), rows))
 
     def update(self, table, row_id, values):
@@ -102,12 +111,19 @@ class WriteBatch:
                 raise expected[2]()
 
 
+#: The suffix of the bind of a value all the rows of an INSERT share.
+SHARED = '_all'
+
+
 @functools.lru_cache(maxsize=256)
-def insert_rows(table, columns, count):
+def insert_rows(table, columns, count, shared):
     """The template of an INSERT of ``count`` rows of ``columns`` into
-    ``table``, the value of a row's column bound as ``<column>_<row>``."""
+    ``table``: the value of a row's column bound as ``<column>_<row>``,
+    that of a column in ``shared`` as ``<column>_all``, once for every
+    row."""
     return table.insert().values([
-        {column: sa.bindparam('%s_%d' % (column, index))
+        {column: sa.bindparam(column + SHARED if column in shared
+                              else '%s_%d' % (column, index))
          for column in columns} for index in range(count)])
 
 

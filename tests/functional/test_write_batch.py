@@ -15,6 +15,10 @@ def test_a_batch_is_one_statement(backend):
     test_write_batch.check_a_batch_writes_everything(sent_at_most=1)
 
 
+def test_a_value_every_row_shares_is_sent_once(backend):
+    test_write_batch.check_a_value_every_row_shares_is_sent_once()
+
+
 def test_a_batch_whose_check_fails_writes_nothing(backend):
     test_write_batch.check_a_failed_check_writes_nothing()
 

@@ -75,6 +75,27 @@ def check_a_batch_writes_everything(sent_at_most):
                        ('p1', 'GPU', 5, 0), ('p2', 'GPU', 3, 0)]
 
 
+def check_a_value_every_row_shares_is_sent_once():
+    now = models.utcnow()
+    rows = [dict(_usage('p1', resource, used), created_at=now)
+            for resource, used in (('FPGA', 0), ('GPU', 0), ('NIC', 1))]
+    with db_api.writer_connection(_context()) as conn:
+        batch = write_batch.WriteBatch(conn)
+        batch.insert(_USAGES, rows)
+        batch.insert(_USAGES, [_usage('p2', 'FPGA', 4)])
+        batch.send()
+    assert _rows() == [('p1', 'FPGA', 0, 0), ('p1', 'GPU', 0, 0),
+                       ('p1', 'NIC', 1, 0), ('p2', 'FPGA', 4, 0)]
+    # The template binds each shared value once, each other once a row.
+    template = write_batch.insert_rows(
+        _USAGES, tuple(rows[0]), 3,
+        ('project_id', 'reserved', 'promised', 'leased', 'created_at'))
+    assert sorted(template.compile().params) == sorted(
+        ['project_id_all', 'reserved_all', 'promised_all', 'leased_all',
+         'created_at_all'] + ['%s_%d' % (column, row) for row in range(3)
+                              for column in ('resource', 'used')])
+
+
 def check_a_failed_check_writes_nothing():
     with db_api.get_engine().begin() as conn:
         conn.execute(_USAGES.insert(), [_usage('p1', 'FPGA', 1)])
@@ -120,6 +141,10 @@ def check_a_prepared_read_answers_as_a_plain_one():
 
 def test_a_batch_writes_one_statement_a_write(sqlite_db):
     check_a_batch_writes_everything(sent_at_most=3)
+
+
+def test_a_value_every_row_shares_is_sent_once(sqlite_db):
+    check_a_value_every_row_shares_is_sent_once()
 
 
 def test_a_batch_whose_check_fails_writes_nothing(sqlite_db):
