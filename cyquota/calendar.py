@@ -9,9 +9,11 @@ callers get ``Window`` tuples and peaks, never rows or statuses.
 
 The checks ask one question: the most that overlapping windows hold at
 any single instant of a new window. Only windows that overlap it are read
-(an index on ``(holder, [resource,] status, start_date)`` ranges over the
+(an index on ``(holder, resource, status, start_date)`` ranges over the
 pending windows that start before the new one ends; the active ones are
-few, bounded by limits and capacity). A pending window that overlaps
+few, bounded by limits and capacity), from the index alone: it goes on
+with the rest of what the read returns (``end_date``, ``amount``,
+``lease_id``). A pending window that overlaps
 another starts after the other's start less the longest pending window
 (each row keeps its ``span``), so the range has both ends: the read
 starts it as far back as the longest its last read found and reads the
@@ -45,8 +47,8 @@ _CALENDAR_BEGINS = datetime.datetime(1000, 1, 1)
 _INSTANT = datetime.timedelta(microseconds=1)
 
 #: The index that ranges over a level's windows, by calendar key.
-_LEVEL_INDEXES = {'project_id': 'lease_reservations_project_start_idx',
-                  'root_id': 'lease_reservations_root_start_idx'}
+_LEVEL_INDEXES = {'project_id': 'lease_reservations_project_window_idx',
+                  'root_id': 'lease_reservations_root_window_idx'}
 
 #: A lease's holding over ``[start, end)``; ``pending``: not started yet.
 Window = collections.namedtuple('Window', 'start end amount pending')
@@ -154,7 +156,7 @@ def _level_part(key, unequal):
 
 
 _DEVICES = _Part(_allocations, 'resource_class',
-                 'lease_allocations_rp_start_idx',
+                 'lease_allocations_rp_window_idx',
                  ((), ('resource_provider_id', 'resource_class'), ()))
 
 

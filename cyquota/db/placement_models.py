@@ -156,9 +156,11 @@ class LeaseAllocation(models.TimestampMixin, models.Base):
     __tablename__ = 'lease_allocations'
     __table_args__ = (
         # The calendar's reads: live windows of given providers that start
-        # before a new one ends.
-        sa.Index('lease_allocations_rp_start_idx', 'resource_provider_id',
-                 'status', 'start_date'),
+        # before a new one ends, the index holding all that the read
+        # returns.
+        sa.Index('lease_allocations_rp_window_idx', 'resource_provider_id',
+                 'resource_class', 'status', 'start_date', 'end_date',
+                 'amount', 'lease_id'),
         # The longest pending window (cyquota.calendar).
         sa.Index('lease_allocations_status_span_idx', 'status', 'span'),
         sa.Index('lease_allocations_lease_idx', 'lease_id'),

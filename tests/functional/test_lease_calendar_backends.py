@@ -2,11 +2,18 @@
 tests/unit/test_lease_calendar.py on each server (the peaks the database
 computes, the windows a check reads, statements that do not grow with a
 lease's reservations, ``promised`` kept exact by lease events, dates read
-exactly, limits read with the usage rows' lock)."""
+exactly, limits read with the usage rows' lock), and the indexes that
+serve the windows' reads alone."""
+
+import re
 
 import pytest
+import sqlalchemy as sa
 
+from cyquota import calendar
 from cyquota.db import api as db_api
+from cyquota.db import lease_models
+from cyquota.db import prepared
 from cyquota.placement import member_of
 from cyquota.placement import pools
 from cyquota.placement import windows
@@ -81,3 +88,85 @@ def test_every_connection_keeps_one_plan(backend, devices):  # noqa: F811
             'SELECT count(*), sum(custom_plans) FROM pg_prepared_statements'
         ).one()
     assert kept == (2, 0)  # The page and the device windows.
+
+
+#: The calendar's indexes that must hold everything its windows' reads
+#: return.
+_WINDOW_INDEXES = ('lease_reservations_project_window_idx',
+                   'lease_reservations_root_window_idx',
+                   'lease_allocations_rp_window_idx')
+
+
+def _explained(conn, execute, params):
+    """The server's plan of the prepared statement that ``execute`` (an
+    ``EXECUTE`` as sent, its arguments named binds of ``params``) runs,
+    planned anew with those values."""
+    name, arguments = re.match(r'EXECUTE (\w+)(.*)', execute, re.S).groups()
+    binds = prepared.BIND.findall(arguments)
+    text = prepared.text(name)
+    if conn.dialect.name == 'postgresql':
+        text = re.sub(r'\$(\d+)',
+                      lambda match: '%%(%s)s' % binds[int(match.group(1)) - 1],
+                      text)
+    else:
+        pieces = text.split('?')
+        text = pieces[0] + ''.join('%%(%s)s' % bind + piece for bind, piece
+                                   in zip(binds, pieces[1:]))
+    return conn.exec_driver_sql('EXPLAIN ' + text, params).all()
+
+
+def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
+    """A project's, a tree root's and the devices' overlapping windows are
+    read from the calendar's indexes alone, never from the tables' rows:
+    where the calendar outgrows the server's memory, each row looked up
+    in the table would be a page read at a random place."""
+    PENDING, ACTIVE = lease_models.PENDING, lease_models.ACTIVE
+    provider_id = test_lease_calendar._store(
+        device, [(10, 2, 1, PENDING), (1, 20, 3, PENDING), (0, 3, 2, ACTIVE)])
+    begin = START + 20 * test_lease_calendar.HOUR
+    end = begin + test_lease_calendar.HOUR
+    postgresql = db_api.get_engine().dialect.name == 'postgresql'
+    if postgresql:  # Its index-only scans skip the pages VACUUM marked.
+        with db_api.get_autocommit_engine().connect() as conn:
+            conn.exec_driver_sql('VACUUM lease_reservations, '
+                                 'lease_allocations')
+    sent = []
+
+    def seen(conn, cursor, statement, parameters, context, many):
+        sent.append((statement, parameters))
+    with db_api.get_engine().connect() as conn:
+        if postgresql:  # Else a table this small is read whole.
+            conn.exec_driver_sql('SET LOCAL enable_seqscan = off')
+            conn.exec_driver_sql('SET LOCAL enable_bitmapscan = off')
+        overlaps = calendar.Overlaps(conn)
+        asked = [overlaps.levels(key, holder, {'FPGA'}, begin, end)
+                 for key, holder in (('project_id', 'p1'), ('root_id', 'r1'))]
+        asked.append(overlaps.devices({'FPGA'}, begin, end, {provider_id}))
+        sa.event.listen(conn, 'before_cursor_execute', seen)
+        found = [each.windows() for each in asked]
+        sa.event.remove(conn, 'before_cursor_execute', seen)
+        # Read twice, the second time from further back (the longest
+        # pending window was not known): the same statement.
+        execute, params = [each for each in sent
+                           if each[0].startswith('EXECUTE')][-1]
+        plan = _explained(conn, execute, params)
+    assert [sorted(w.amount for w in windows['FPGA'])
+            for windows in found[:2]] == [[2, 3], [2, 3]]
+    assert sorted(w.amount for _lease, w in found[2][provider_id, 'FPGA']) \
+        == [2, 3]
+    if postgresql:
+        lines = [row[0] for row in plan]
+        scans = [line for line in lines if ' on lease_' in line]
+        for index in _WINDOW_INDEXES:  # A pending and an active read each.
+            assert len([line for line in scans if 'Index Only Scan using %s '
+                        % index in line]) == 2, lines
+        # And the longest pending spans, from their own indexes.
+        assert len(scans) == 8, lines
+    else:
+        reads = [row._mapping for row in plan
+                 if row._mapping['key'] in _WINDOW_INDEXES]
+        assert sorted(read['key'] for read in reads) == sorted(
+            _WINDOW_INDEXES * 2)
+        # Not "Using index condition": a filter on the index, then rows.
+        assert all('Using index' in read['Extra'].split('; ')
+                   for read in reads), plan
