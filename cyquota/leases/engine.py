@@ -25,7 +25,7 @@ the cloud's Placement should hold, applied once committed
 (``cyquota.cloud.lease_writeback``)."""
 
 from oslo_log import log as logging
-from oslo_utils import uuidutils
+import uuid6
 
 from cyquota import calendar
 from cyquota.cloud import lease_writeback
@@ -49,6 +49,15 @@ from cyquota.quota import validation
 LOG = logging.getLogger(__name__)
 
 _FINAL = (lease_models.ENDED, lease_models.ERROR)
+
+
+def _new_id():
+    """A new lease's or lease reservation's id: a UUID that begins with
+    the time it was made (version 7), so that the rows of new leases go
+    to the end of their tables' primary keys (InnoDB stores a table in
+    its primary key's order: a random id writes to a random page, which
+    a calendar larger than the buffer pool reads from disk first)."""
+    return str(uuid6.uuid7())
 
 
 class LeaseEngine:
@@ -93,10 +102,10 @@ class LeaseEngine:
         validation.project_id(project_id)
         now = models.utcnow()
         request = request_mod.parse_create(lease, now)
-        lease_id = uuidutils.generate_uuid()
+        lease_id = _new_id()
         request.name = request.name or lease_id
         for r in request.reservations:
-            r.id = uuidutils.generate_uuid()
+            r.id = _new_id()
         document = None
         if self.chain.filters:  # Else no document: nothing to read.
             with db_api.reader(context) as session:

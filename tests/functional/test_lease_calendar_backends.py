@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from cyquota import calendar
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
+from cyquota.db import placement_models
 from cyquota.db import prepared
 from cyquota.placement import member_of
 from cyquota.placement import pools
@@ -115,6 +116,33 @@ def _explained(conn, execute, params):
     return conn.exec_driver_sql('EXPLAIN ' + text, params).all()
 
 
+def _other_calendar(tree, count):
+    """``count`` pending leases of another project (p2, root r2) on
+    another device (dev2), an hour each over ``count`` hours: what makes
+    the calendar's indexes the ones a planner picks."""
+    tree.provider('dev2', inventory={'FPGA': {'total': 64}})
+    hour = test_lease_calendar.HOUR
+    with db_api.get_engine().begin() as conn:
+        dev2 = conn.execute(sa.select(placement_models.ResourceProvider.id)
+                            .where(placement_models.ResourceProvider.uuid
+                                   == tree.rp['dev2'])).scalar_one()
+        windows = [dict(start_date=START + n * hour,
+                        end_date=START + (n + 1) * hour, status='PENDING',
+                        lease_id='other-%d' % n) for n in range(count)]
+        conn.execute(lease_models.Lease.__table__.insert(), [
+            dict(id=w['lease_id'], project_id='p2', name=w['lease_id'],
+                 start_date=w['start_date'], end_date=w['end_date'],
+                 status=w['status']) for w in windows])
+        conn.execute(lease_models.LeaseReservation.__table__.insert(), [
+            dict(w, id='r-' + w['lease_id'], position=0, project_id='p2',
+                 root_id='r2', resource='FPGA', amount=1, member_of='[]')
+            for w in windows])
+        conn.execute(placement_models.LeaseAllocation.__table__.insert(), [
+            dict(w, lease_reservation_id='r-' + w['lease_id'],
+                 resource_provider_id=dev2, resource_class='FPGA', amount=1)
+            for w in windows])
+
+
 def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
     """A project's, a tree root's and the devices' overlapping windows are
     read from the calendar's indexes alone, never from the tables' rows:
@@ -123,13 +151,17 @@ def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
     PENDING, ACTIVE = lease_models.PENDING, lease_models.ACTIVE
     provider_id = test_lease_calendar._store(
         device, [(10, 2, 1, PENDING), (1, 20, 3, PENDING), (0, 3, 2, ACTIVE)])
+    _other_calendar(device, 300)
     begin = START + 20 * test_lease_calendar.HOUR
     end = begin + test_lease_calendar.HOUR
     postgresql = db_api.get_engine().dialect.name == 'postgresql'
-    if postgresql:  # Its index-only scans skip the pages VACUUM marked.
-        with db_api.get_autocommit_engine().connect() as conn:
-            conn.exec_driver_sql('VACUUM lease_reservations, '
-                                 'lease_allocations')
+    with db_api.get_autocommit_engine().connect() as conn:
+        # Fresh statistics; PostgreSQL's index-only scans skip the pages
+        # VACUUM marked.
+        conn.exec_driver_sql(
+            'VACUUM ANALYZE lease_reservations, lease_allocations'
+            if postgresql else
+            'ANALYZE TABLE lease_reservations, lease_allocations').close()
     sent = []
 
     def seen(conn, cursor, statement, parameters, context, many):

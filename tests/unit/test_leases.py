@@ -4,6 +4,7 @@ and end by the periodic work, updates and early ends."""
 
 import datetime
 import json
+import uuid
 
 import pytest
 
@@ -72,6 +73,20 @@ def test_a_create_answers_the_lease_as_stored(pool, ctx, start):
              'member_of': [], 'member_key': None}]))
     assert [len(r['allocations']) for r in made['reservations']] == [2, 1]
     assert LEASES.get(ctx, made['id']) == made
+
+
+def test_ids_are_uuids_in_the_order_they_were_made(pool, ctx):
+    # Version 7: they begin with the time, so that new rows go to the end
+    # of the tables' primary keys.
+    ids = []
+    for hour in range(1, 4):
+        made = LEASES.create(ctx, 'p1', dict(
+            start_date=at(hour), end_date=at(hour + 1), reservations=[
+                {'resource_type': 'accelerator:FPGA', 'amount': 1}] * 2))
+        ids += [made['id']] + [r['id'] for r in made['reservations']]
+    assert [uuid.UUID(each).version for each in ids] == [7] * 9
+    assert [str(uuid.UUID(each)) for each in ids] == ids
+    assert sorted(ids) == ids
 
 
 def test_a_future_lease_is_promised_and_refuses_ordinary_reserves(pool,
