@@ -6,6 +6,7 @@ exactly, limits read with the usage rows' lock), and the indexes that
 serve the windows' reads alone."""
 
 import re
+import uuid
 
 import pytest
 import sqlalchemy as sa
@@ -15,6 +16,7 @@ from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import placement_models
 from cyquota.db import prepared
+from cyquota.placement import device_pages
 from cyquota.placement import member_of
 from cyquota.placement import pools
 from cyquota.placement import windows
@@ -202,3 +204,47 @@ def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
         # Not "Using index condition": a filter on the index, then rows.
         assert all('Using index' in read['Extra'].split('; ')
                    for read in reads), plan
+
+
+@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
+def test_a_page_of_devices_starts_from_the_inventories(backend):
+    """The page of candidate devices is a range of the inventories'
+    index, joined to its providers: MariaDB, left to choose, walked the
+    providers in id order (here 500 compute nodes, made first, before
+    5,000 devices) for the few of the page."""
+    rp = placement_models.ResourceProvider.__table__
+    with db_api.get_engine().begin() as conn:
+        conn.execute(rp.insert(), [
+            dict(uuid=str(uuid.uuid4()), name='cn%d' % n, generation=0)
+            for n in range(500)])
+        conn.execute(rp.update().values(root_provider_id=rp.c.id))
+        first = conn.execute(sa.select(sa.func.min(rp.c.id))).scalar()
+        conn.execute(rp.insert(), [
+            dict(uuid=str(uuid.uuid4()), name='dev%04d' % n, generation=0,
+                 parent_provider_id=first + n // 10,
+                 root_provider_id=first + n // 10) for n in range(5000)])
+        conn.execute(placement_models.Inventory.__table__.insert(), [
+            dict(resource_provider_id=provider_id, resource_class='FPGA',
+                 total=4, reserved=0, min_unit=1, max_unit=4, step_size=1,
+                 allocation_ratio=1.0)
+            for provider_id in conn.execute(sa.select(rp.c.id).where(
+                rp.c.name.like('dev%'))).scalars()])
+    with db_api.get_autocommit_engine().connect() as conn:
+        conn.exec_driver_sql('ANALYZE TABLE resource_providers, '
+                             'provider_inventories').close()
+    sent = []
+
+    def seen(conn, cursor, statement, parameters, context, many):
+        sent.append((statement, parameters))
+    with db_api.get_engine().connect() as conn:
+        sa.event.listen(conn, 'before_cursor_execute', seen)
+        page = next(device_pages.pages(conn, {'FPGA'}, 1))
+        sa.event.remove(conn, 'before_cursor_execute', seen)
+        [(execute, params)] = [each for each in sent
+                               if each[0].startswith('EXECUTE')]
+        plan = [row._mapping for row in _explained(conn, execute, params)]
+    assert sorted(name for _uuid, name, _root in page.names.values()) == [
+        'dev0000', 'dev0001', 'dev0002', 'dev0003']
+    first = plan[0]
+    assert (first['table'], first['key']) == (
+        'provider_inventories', 'uniq_provider_inventories0rp0rc'), plan

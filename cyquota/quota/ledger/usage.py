@@ -7,6 +7,7 @@ import dataclasses
 from oslo_log import log as logging
 
 from cyquota.db import models
+from cyquota.db import prepared
 from cyquota.quota.ledger import statements as sql
 
 LOG = logging.getLogger(__name__)
@@ -56,11 +57,13 @@ def lock(conn, project_id, resources, create=False, scope=None,
     params = dict(project_id=project_id, resources=list(resources))
     statement = model and sql.lock_usages_with_limits(model)
     if statement is None:
-        statement = sql.LOCK_USAGES
+        rows = conn.execute(sql.LOCK_USAGES, params)
     else:
         params.update(_project_id=project_id,
                       _default=model.source.unregistered_limit)
-    rows = conn.execute(statement, params)
+        # Prepared: PostgreSQL plans the limits' subqueries longer than it
+        # runs them.
+        rows = prepared.execute(conn, statement, params)
     usages = {row.resource: Usage(*row) for row in rows}
     for resource in resources:
         if resource in usages:
