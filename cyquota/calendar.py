@@ -142,27 +142,39 @@ def _flag(value, label):
 class _Part(typing.NamedTuple):
     """What one ask reads: the live rows of ``table`` meeting the
     conditions ``shape`` (``_conditions``' names), ranging over
-    ``index``; ``held`` names the column of what they hold."""
+    ``index``; ``held`` names the column of what they hold.
+    ``every_active``: the active rows that end before the window too (a
+    device's, whose amounts its usage counts); else only those that may
+    still hold at its start (``held_after``)."""
 
     table: sa.Table
     held: str
     index: str
     shape: tuple
+    every_active: bool
 
 
 def _level_part(key, unequal):
     return _Part(_reservations, 'resource', _LEVEL_INDEXES[key],
-                 ((key,), ('resource',), unequal))
+                 ((key,), ('resource',), unequal), False)
 
 
 _DEVICES = _Part(_allocations, 'resource_class',
                  'lease_allocations_rp_window_idx',
-                 ((), ('resource_provider_id', 'resource_class'), ()))
+                 ((), ('resource_provider_id', 'resource_class'), ()), True)
+
+
+def _held_after(start, now):
+    """The end after which an active window may overlap a window from
+    ``start``: an active one holds until ``held_until(end, now)``, so
+    where ``start`` is past now, one that ends by ``start`` never does."""
+    return start if now + _INSTANT <= start else _CALENDAR_BEGINS
 
 
 def _live(part, number, prefix=''):
     """The pending rows of ``part`` that start in ``[since, end)`` and end
-    after ``start`` (binds after ``prefix``), and the active ones, as two
+    after ``start`` (binds after ``prefix``), and the active ones (but
+    for ``every_active``, those that end after ``held_after``), as two
     selects of the same columns: ``part`` (``number``), ``held``,
     ``provider_id`` (NULL for a level's), ``lease_id``, the dates
     (through ``types.read``), ``amount`` and ``pending`` (1 or 0)."""
@@ -180,8 +192,10 @@ def _live(part, number, prefix=''):
         c.start_date >= sa.bindparam(prefix + 'since'),
         c.start_date < sa.bindparam(prefix + 'end'),
         c.end_date > sa.bindparam(prefix + 'start'))
+    ending = ([] if part.every_active
+              else [c.end_date > sa.bindparam(prefix + 'held_after')])
     active = sa.select(*columns, _flag(0, 'pending')).where(
-        *where, c.status == lease_models.ACTIVE)
+        *where, c.status == lease_models.ACTIVE, *ending)
     # Named on MariaDB, as the lease list names its own: a plan chosen from
     # statistics cannot leave the index that ranges.
     for dialect in ('mysql', 'mariadb'):
@@ -239,9 +253,11 @@ class Overlaps:
     answer wanted sends every ask waiting, in one query.
 
     A window overlaps ``[start, end)`` when it is active (it holds until
-    it is ended; active ones are few, bounded by limits and capacity) or
-    pending and starting in ``[start - longest, end)``, an index range
-    that no longer pending window starts before. ``longest`` is the
+    it is ended; active ones are few, bounded by limits and capacity) and
+    ends after ``start`` or ``start`` is not yet past (a device reads
+    every active one: its usage counts them), or pending and starting in
+    ``[start - longest, end)``, an index range that no longer pending
+    window starts before. ``longest`` is the
     longest pending span of the table as the last read found it; the
     query reads it anew, and where a longer one came meanwhile, the asks
     are read again from further back."""
@@ -263,11 +279,12 @@ class Overlaps:
         ``holder_id``) overlapping ``[start, end)``, but
         ``exclude_lease``'s; its ``windows()``: ``{resource:
         [Window]}``."""
-        params = {key: holder_id, 'resource_in': sorted(resources)}
+        now = timeutils.utcnow()
+        params = {key: holder_id, 'resource_in': sorted(resources),
+                  'held_after': _held_after(start, now)}
         unequal = ()
         if exclude_lease is not None:
             unequal, params['lease_id_not'] = ('lease_id',), exclude_lease
-        now = timeutils.utcnow()
 
         def shaped(rows):
             found = {resource: [] for resource in resources}

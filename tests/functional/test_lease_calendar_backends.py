@@ -184,8 +184,9 @@ def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
         execute, params = [each for each in sent
                            if each[0].startswith('EXECUTE')][-1]
         plan = _explained(conn, execute, params)
+    # The active window ended before: a device's usage counts it still.
     assert [sorted(w.amount for w in windows['FPGA'])
-            for windows in found[:2]] == [[2, 3], [2, 3]]
+            for windows in found[:2]] == [[3], [3]]
     assert sorted(w.amount for _lease, w in found[2][provider_id, 'FPGA']) \
         == [2, 3]
     if postgresql:

@@ -125,11 +125,12 @@ def check_peaks_equal_the_sweep(device):
             overlaps = calendar.Overlaps(conn)
             level = overlaps.levels('project_id', 'p1', {'FPGA'}, begin, end)
             held = overlaps.devices({'FPGA'}, begin, end, {provider_id})
+            # A level reads the windows that overlap, no other.
+            for got in (level.windows()['FPGA'], calendar.Overlaps(
+                    conn).levels('root_id', 'r1', {'FPGA'}, begin,
+                                 end).windows()['FPGA']):
+                assert sorted(w[:3] for w in got) == want
             for got in (
-                    level.windows()['FPGA'],
-                    calendar.Overlaps(conn).levels(
-                        'root_id', 'r1', {'FPGA'}, begin, end).windows()[
-                            'FPGA'],
                     _on(held.windows(), provider_id),
                     _on(calendar.Overlaps(conn).devices(
                         {'FPGA'}, begin, end, {provider_id}).windows(),
