@@ -166,8 +166,9 @@ _DEVICES = _Part(_allocations, 'resource_class',
 
 def _held_after(start, now):
     """The end after which an active window may overlap a window from
-    ``start``: an active one holds until ``held_until(end, now)``, so
-    where ``start`` is past now, one that ends by ``start`` never does."""
+    ``start``: an active one holds until its end or now, the later
+    (``held_until``), so where ``start`` is still to come, one that ends
+    by ``start`` never does."""
     return start if now + _INSTANT <= start else _CALENDAR_BEGINS
 
 

@@ -80,9 +80,10 @@ def _page_statement(resource_classes, dialect_name, pool_prefixes, size):
         .select_from(rows.join(root, root.c.id == _rp.c.root_provider_id))
         .where(where).order_by(inv.resource_provider_id).limit(rows_limit))
     if rows_limit is not None:
-        # The inventories first, as written: MariaDB would walk the
-        # providers in id order instead, the compute nodes and every
-        # provider without the class too, for the few of the page.
+        # One class: the inventories' range first, as written. MariaDB
+        # would walk the providers in id order instead, the compute nodes
+        # and every provider without the class too, for the few of the
+        # page.
         for dialect in ('mysql', 'mariadb'):
             statement = statement.prefix_with('STRAIGHT_JOIN',
                                               dialect=dialect)
