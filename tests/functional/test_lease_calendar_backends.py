@@ -118,33 +118,6 @@ def _explained(conn, execute, params):
     return conn.exec_driver_sql('EXPLAIN ' + text, params).all()
 
 
-def _other_calendar(tree, count):
-    """``count`` pending leases of another project (p2, root r2) on
-    another device (dev2), an hour each over ``count`` hours: what makes
-    the calendar's indexes the ones a planner picks."""
-    tree.provider('dev2', inventory={'FPGA': {'total': 64}})
-    hour = test_lease_calendar.HOUR
-    with db_api.get_engine().begin() as conn:
-        dev2 = conn.execute(sa.select(placement_models.ResourceProvider.id)
-                            .where(placement_models.ResourceProvider.uuid
-                                   == tree.rp['dev2'])).scalar_one()
-        windows = [dict(start_date=START + n * hour,
-                        end_date=START + (n + 1) * hour, status='PENDING',
-                        lease_id='other-%d' % n) for n in range(count)]
-        conn.execute(lease_models.Lease.__table__.insert(), [
-            dict(id=w['lease_id'], project_id='p2', name=w['lease_id'],
-                 start_date=w['start_date'], end_date=w['end_date'],
-                 status=w['status']) for w in windows])
-        conn.execute(lease_models.LeaseReservation.__table__.insert(), [
-            dict(w, id='r-' + w['lease_id'], position=0, project_id='p2',
-                 root_id='r2', resource='FPGA', amount=1, member_of='[]')
-            for w in windows])
-        conn.execute(placement_models.LeaseAllocation.__table__.insert(), [
-            dict(w, lease_reservation_id='r-' + w['lease_id'],
-                 resource_provider_id=dev2, resource_class='FPGA', amount=1)
-            for w in windows])
-
-
 def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
     """A project's, a tree root's and the devices' overlapping windows are
     read from the calendar's indexes alone, never from the tables' rows:
@@ -153,7 +126,12 @@ def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
     PENDING, ACTIVE = lease_models.PENDING, lease_models.ACTIVE
     provider_id = test_lease_calendar._store(
         device, [(10, 2, 1, PENDING), (1, 20, 3, PENDING), (0, 3, 2, ACTIVE)])
-    _other_calendar(device, 300)
+    # Another project's calendar on another device: what makes the
+    # calendar's indexes the ones a planner picks.
+    device.provider('dev2', inventory={'FPGA': {'total': 64}})
+    test_lease_calendar._store(
+        device, [(n, 1, 1, PENDING) for n in range(300)], project='p2',
+        root='r2', device='dev2', keep=True)
     begin = START + 20 * test_lease_calendar.HOUR
     end = begin + test_lease_calendar.HOUR
     postgresql = db_api.get_engine().dialect.name == 'postgresql'

@@ -45,31 +45,39 @@ calendar_rows = st.lists(st.tuples(
         else w), max_size=25)
 
 
-def _store(tree, found):
-    """``found`` as lease reservations of project p1 (root r1) and lease
-    allocations on dev1, one lease each."""
+def _store(tree, found, project='p1', root='r1', device='dev1',
+           keep=False):
+    """``found`` as lease reservations of ``project`` (tree ``root``) and
+    lease allocations on ``device``, one lease each; the calendar's
+    earlier rows deleted first, but where it ``keep``s them."""
     rp = placement_models.ResourceProvider.__table__
     with db_api.get_engine().begin() as conn:
         provider_id = conn.execute(sa.select(rp.c.id).where(
-            rp.c.uuid == tree.rp['dev1'])).scalar_one()
-        conn.execute(_allocations.delete())
-        conn.execute(_reservations.delete())
-        conn.execute(_leases.delete())
-        for n, (start, hours, amount, status) in enumerate(found):
-            window = dict(start_date=START + start * HOUR,
-                          end_date=START + (start + hours) * HOUR,
-                          status=status)
-            lease_id = 'lease-%d' % n
-            conn.execute(_leases.insert().values(
-                id=lease_id, project_id='p1', name=lease_id, **window))
-            conn.execute(_reservations.insert().values(
-                id='res-%d' % n, lease_id=lease_id, position=0,
-                project_id='p1', root_id='r1', resource='FPGA',
-                amount=amount, member_of='[]', **window))
-            conn.execute(_allocations.insert().values(
-                lease_id=lease_id, lease_reservation_id='res-%d' % n,
-                resource_provider_id=provider_id, resource_class='FPGA',
-                amount=amount, **window))
+            rp.c.uuid == tree.rp[device])).scalar_one()
+        if not keep:
+            conn.execute(_allocations.delete())
+            conn.execute(_reservations.delete())
+            conn.execute(_leases.delete())
+        windows = [dict(start_date=START + start * HOUR,
+                        end_date=START + (start + hours) * HOUR,
+                        status=status, lease_id='%s-lease-%d' % (project, n))
+                   for n, (start, hours, _amount, status) in enumerate(found)]
+        if not windows:
+            return provider_id
+        conn.execute(_leases.insert(), [
+            dict(id=w['lease_id'], project_id=project, name=w['lease_id'],
+                 start_date=w['start_date'], end_date=w['end_date'],
+                 status=w['status']) for w in windows])
+        conn.execute(_reservations.insert(), [
+            dict(w, id='res-' + w['lease_id'], position=0,
+                 project_id=project, root_id=root, resource='FPGA',
+                 amount=amount, member_of='[]')
+            for w, (*_found, amount, _status) in zip(windows, found)])
+        conn.execute(_allocations.insert(), [
+            dict(w, lease_reservation_id='res-' + w['lease_id'],
+                 resource_provider_id=provider_id, resource_class='FPGA',
+                 amount=amount)
+            for w, (*_found, amount, _status) in zip(windows, found)])
     return provider_id
 
 
