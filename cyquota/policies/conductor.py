@@ -16,17 +16,20 @@ rules = [
     policy.RuleDefault(
         name=RELEASE, check_str=base.SERVICE_OR_ADMIN,
         description="RPC release: take a detached device's count off a "
-                    "project's usage."),
+                    "project's usage.",
+        scope_types=['project']),
     policy.RuleDefault(
         name=GET_USAGE, check_str=base.SERVICE_OR_ADMIN,
         description="RPC get_usage: read a project's usage, limits and "
-                    "availability."),
+                    "availability.",
+        scope_types=['project']),
     policy.RuleDefault(
         name=REPORT_ALLOCATIONS, check_str=base.SERVICE_OR_ADMIN,
         description="RPC report_allocations: replace a host's report of "
                     "what it has attached (the target's host is the "
                     "report's; the conductor also refuses a report about "
-                    "another host than the sender's own)."),
+                    "another host than the sender's own).",
+        scope_types=['project']),
 ]
 
 
