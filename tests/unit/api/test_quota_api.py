@@ -15,9 +15,9 @@ import pytest
 import webtest
 
 from cyquota.api import app
-from cyquota.api import policy
 from cyquota.conf import CONF
 from cyquota.policies import reservations as reservation_rules
+from cyquota import policy
 from cyquota import quota
 from cyquota.quota import limits
 from cyquota.quota.limits import flat
