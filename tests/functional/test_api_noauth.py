@@ -11,6 +11,7 @@ address other than loopback.
 import pathlib
 import subprocess
 import sys
+import time
 
 import pytest
 import requests
@@ -73,10 +74,12 @@ def refused(tmp_path_factory):
             command + arguments, cwd=directory, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True))
     done = {}
+    deadline = time.monotonic() + 120
     for name, (directory, process) in processes.items():
         try:
             # One that serves instead never ends by itself.
-            _, err = process.communicate(timeout=120)
+            _, err = process.communicate(
+                timeout=max(1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             _, err = process.communicate()
