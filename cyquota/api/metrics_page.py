@@ -58,8 +58,7 @@ class SharedPage:
     get it; a failed scrape is not kept.
     """
 
-    def __init__(self, clock=time.monotonic):
-        self._clock = clock
+    def __init__(self):
         self._lock = threading.Lock()
         self._body = None
         self._rendered_at = None
@@ -68,7 +67,7 @@ class SharedPage:
         with self._lock:
             ttl = CONF.metrics.listen_cache_time
             if (self._body is None
-                    or self._clock() - self._rendered_at >= ttl):
+                    or time.monotonic() - self._rendered_at >= ttl):
                 self._body = render()
-                self._rendered_at = self._clock()
+                self._rendered_at = time.monotonic()
             return self._body

@@ -40,7 +40,8 @@ api_opts = [
         'connection_limit', default=500, min=1,
         help='Connections the WSGI server of cyquota-api and '
              'cyquota-all-in-one (waitress) keeps open at once, in each '
-             'worker process; past it, new connections wait in the '
+             'worker process, its own listening socket and wake-up pipe '
+             'counted among them; past it, new connections wait in the '
              'listening socket\'s backlog until one closes. Each open '
              'connection holds a file descriptor: keep it below the '
              'process\'s open files limit (ulimit -n). Not used under '
