@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from cyquota.cloud import mirror_state
 from cyquota.conf import CONF
+from cyquota.conf import middleware as middleware_conf
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 
@@ -52,3 +53,20 @@ def _mirror_detail():
     if state['last_error']:
         detail += '; last sync failed: %s' % state['last_error']
     return detail
+
+
+def warn_if_detailed():
+    """Log a WARNING at start when ``[healthcheck] detailed`` shows its
+    details to anyone: ``/healthcheck`` answers without authentication
+    (load balancers have no token), so only ``allowed_source_ranges``
+    keeps them from other callers."""
+    middleware_conf.set_defaults(CONF)
+    options = CONF.healthcheck
+    if options.detailed and not options.allowed_source_ranges:
+        LOG.warning(
+            '[healthcheck] detailed = true: GET /healthcheck shows the '
+            'threads\' stacks, the database\'s errors and the Placement '
+            'mirror\'s last failure to anyone who reaches the API, without '
+            'authentication; set [healthcheck] allowed_source_ranges to '
+            'the load balancers\' addresses, or read the mirror\'s state '
+            'from the gauges of GET /metrics instead')
