@@ -30,16 +30,16 @@ CONCURRENT_UPDATE = 'placement.concurrent_update'
 _SPACES = re.compile(r'\s+')
 
 
-def one_line(text):
-    """``text`` with its runs of white space (webob's detail holds new
-    lines) made single spaces."""
-    return _SPACES.sub(' ', str(text)).strip()
-
-
 def masked(text):
     """``text`` with every URL's password and every configured secret
     masked (``redaction.mask``)."""
     return redaction.mask(text, redaction.configured_secrets(CONF))
+
+
+def one_line(text):
+    """``text`` with its runs of white space (webob's detail holds new
+    lines) made single spaces, masked (:func:`masked`)."""
+    return masked(_SPACES.sub(' ', str(text)).strip())
 
 
 class PlacementError(Exception):

@@ -2,6 +2,7 @@
 several hosts, mistyped ones, passwords of any character; in time linear
 in the text, whatever it holds."""
 
+import io
 import logging
 import string
 import sys
@@ -133,6 +134,42 @@ def test_placement_errors_are_masked():
     assert error.detail == 'refused for *** at http://u:***@h/'
     assert str(error).endswith(': refused for *** at http://u:***@h/')
     assert str(unreachable) == 'Placement GET /: Unauthorized: ***'
+
+
+def test_the_one_line_of_a_placement_error_is_masked():
+    """What a command prints when the [placement] options cannot make a
+    client (keystoneauth's error, on one line)."""
+    CONF.set_override('token', 'Keyst0ne-pw', 'enforcement_external')
+    try:
+        line = placement_errors.one_line('Unauthorized:\n Keyst0ne-pw')
+    finally:
+        CONF.clear_override('token', 'enforcement_external')
+    assert line == 'Unauthorized: ***'
+
+
+def test_a_service_masks_every_line_its_handlers_write():
+    """``service.prepare_service`` wraps each handler's formatter: a
+    traceback's secrets are masked as well as the message's."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter('%(levelname)s %(message)s'))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    CONF.set_override('token', 'tok-abcdef', 'enforcement_external')
+    try:
+        service._mask_logs()
+        try:
+            raise RuntimeError('refused tok-abcdef')
+        except RuntimeError:
+            logging.getLogger('cyquota.test').exception(
+                'calling http://u:pw@h/')
+    finally:
+        CONF.clear_override('token', 'enforcement_external')
+        root.removeHandler(handler)
+    written = stream.getvalue()
+    assert written.startswith('ERROR calling http://u:***@h/\nTraceback')
+    assert 'RuntimeError: refused ***' in written
+    assert 'tok-abcdef' not in written
 
 
 def _seconds(function, text):
