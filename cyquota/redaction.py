@@ -108,7 +108,7 @@ def _options(conf):
 def configured_secrets(conf):
     """The secret values configured in ``conf``: each option marked
     secret (tokens, passwords) and the passwords inside a URL-valued
-    one (and, of a password holding "@", each part around its "@"s), at
+    one (and, of a password holding "@", each part after an "@"), at
     least ``MIN_SECRET_LENGTH`` characters long."""
     found = set()
     for option, value in _options(conf):
@@ -121,10 +121,10 @@ def configured_secrets(conf):
         for item in map(str, values):
             passwords = url_passwords(item)
             found.update(passwords)
-            # A password holding an unencoded "@" is cut there by a
-            # parser, and its error shows the rest as the host's name.
+            # A password holding an unencoded "@" is cut at its first "@"
+            # by a parser, and its error shows the rest as the host's name.
             for password in passwords:
-                found.update(password.split('@'))
+                found.update(password.split('@')[1:])
             if not is_url:
                 found.add(item)
     return {secret for secret in found if len(secret) >= MIN_SECRET_LENGTH}
