@@ -143,9 +143,11 @@ def mask(text, secrets=()):
 
 
 class MaskingFormatter(logging.Formatter):
-    """A log handler's formatter that masks (:func:`mask`) the whole line
-    that ``formatter`` makes of a record: the message, and the exception
-    and traceback appended to it.
+    """A log handler's formatter that masks (:func:`mask`) a record's
+    message, then the whole line that ``formatter`` makes of it: the
+    exception and traceback appended to it too. (The message first: a
+    formatter that escapes it, as JSON does a quote, would hide a secret
+    from the mask of the line.)
 
     :param formatter: the handler's own formatter (logging's default when
         None).
@@ -159,4 +161,8 @@ class MaskingFormatter(logging.Formatter):
         self.secrets = frozenset(secrets)
 
     def format(self, record):
+        message = record.getMessage()
+        masked = mask(message, self.secrets)
+        if masked != message:
+            record.msg, record.args = masked, ()
         return mask(self.formatter.format(record), self.secrets)

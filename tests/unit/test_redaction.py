@@ -3,6 +3,7 @@ several hosts, mistyped ones, passwords of any character; in time linear
 in the text, whatever it holds."""
 
 import io
+import json
 import logging
 import string
 import sys
@@ -10,6 +11,7 @@ import time
 
 from hypothesis import given
 from hypothesis import strategies as st
+from oslo_log import formatters as oslo_formatters
 import pytest
 
 from cyquota.cloud import placement_errors
@@ -99,6 +101,16 @@ def test_the_log_formatter_masks_the_whole_line():
     assert line.startswith('token *** to http://u:***@h/\nTraceback')
     assert 'RuntimeError: cannot reach http://u:***@h/ with ***' in line
     assert 'pw-in-trace' not in line and 'tok-abcdef' not in line
+
+
+def test_the_log_formatter_masks_a_message_its_formatter_escapes():
+    """A JSON formatter writes a quote as \\": the message is masked before
+    it is formatted."""
+    record = logging.LogRecord('cyquota', logging.INFO, __file__, 1,
+                               'token %s', ('tok"quoted',), None)
+    line = redaction.MaskingFormatter(
+        oslo_formatters.JSONFormatter(), {'tok"quoted'}).format(record)
+    assert json.loads(line)['message'] == 'token ***'
 
 
 def test_a_database_password_holding_an_at_never_shows():
