@@ -5,7 +5,7 @@
 It runs ``SELECT 1`` on a connection of cyquota's engine: the answer is
 200 ``OK`` while the database answers and 503 with the database's error
 class otherwise (the error's text, which may name hosts, only with
-``[healthcheck] detailed``).
+``[healthcheck] detailed``, its secrets masked).
 """
 
 from oslo_log import log as logging
@@ -17,6 +17,7 @@ from cyquota.conf import CONF
 from cyquota.conf import middleware as middleware_conf
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
+from cyquota import redaction
 
 LOG = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
             return pluginbase.HealthcheckResult(
                 available=False,
                 reason='Database unavailable (%s)' % type(error).__name__,
-                details=str(error))
+                details=redaction.mask(
+                    str(error), redaction.configured_secrets(CONF)))
         return pluginbase.HealthcheckResult(available=True,
                                             reason='Database OK',
                                             details=_mirror_detail())
