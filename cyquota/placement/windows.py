@@ -146,7 +146,8 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
     """Devices for every ``DeviceNeed`` over ``[start, end)``: ``{need key:
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
-    (each part at most the inventory's ``max_unit``). ``carrier`` (a
+    (each part at most the inventory's ``max_unit``, less what ``kept``
+    holds there). ``carrier`` (a
     ``pools.Carrier``) carries the needs' member keys.
 
     Providers are read a page at a time, every need served from one page
@@ -167,6 +168,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
     if any(need.member_key for need in needs):
         rules = pools.rules_for(
             session, [need.member_key for need in needs], carrier)
+    kept = kept or {}
     left = {need.key: need.amount for need in needs}
     chosen = {need.key: [] for need in needs}
     generations = {}
@@ -186,8 +188,10 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
                     break
                 if key not in free:
                     continue
+                # With what the lease keeps there: Placement takes its
+                # parts on one device as one allocation.
                 part = min(left[need.key], free[key],
-                           page.limits[key].max_unit)
+                           page.limits[key].max_unit - kept.get(key, 0))
                 if part > 0:
                     chosen[need.key].append(
                         (provider_id, need.resource_class, part))

@@ -12,7 +12,9 @@ import sys
 import time
 
 import pytest
+import webtest
 
+from cyquota.api import app
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -127,6 +129,53 @@ def test_a_grown_lease_keeps_the_books(backend, ctx, quota_check, ending):
     # Both devices are free again.
     assert _devices(_lease(ctx, 'p2', 3, _now() + datetime.timedelta(
         hours=1))) == [('dev0', 2), ('dev1', 1)]
+
+
+def test_a_grow_through_the_api(backend, ctx):
+    """As a project's member sees it: a PUT of a larger amount answers the
+    lease with its new devices, the usage grows at once; a smaller one,
+    a grow over quota and a grow without devices are refused with the
+    codes of SPEC 4.1 and change nothing."""
+    _devices_of(ctx)
+    http = webtest.TestApp(app.setup_app())
+    member = {'X-Project-Id': 'p1', 'X-User-Id': 'u1',
+              'X-Roles': 'member,reader'}
+    end = (_now() + datetime.timedelta(hours=1)).isoformat()
+    made = http.post_json('/v1/leases', {'lease': {
+        'end_date': end, 'reservations': [
+            {'resource_type': 'accelerator:FPGA', 'amount': 1}]}},
+        headers=member, status=201).json['lease']
+    path = '/v1/leases/%s' % made['id']
+
+    def put(amount, status):
+        return http.put_json(path, {'lease': {'reservations': [
+            {'id': made['reservations'][0]['id'], 'amount': amount}]}},
+            headers=member, status=status).json
+
+    def fpga():
+        return http.get('/v1/quota_usages/p1', headers=member).json[
+            'quota_usage']['resources']['FPGA']
+
+    grown = put(2, 200)['lease']
+    assert grown['reservations'][0]['amount'] == 2
+    assert _devices(grown) == [('dev0', 2)]
+    assert (fpga()['used'], fpga()['leased']) == (2, 2)
+
+    assert put(1, 409)['errors'][0]['code'] == 'cyquota.lease_conflict'
+    # Another project takes dev1: p1's lease has no device to grow on.
+    _lease(ctx, 'p2', 1, _now() + datetime.timedelta(minutes=30))
+    assert put(3, 409)['errors'][0]['code'] == \
+        'cyquota.no_valid_allocation'
+    leases.LEASES.delete(ctx, leases.LEASES.list(ctx, 'p2')[0]['id'])
+    QUOTAS.limits.set_project_limit(ctx, 'p1', RESOURCE, 2)
+    over = put(3, 403)['errors'][0]
+    assert over['code'] == 'cyquota.over_quota'
+    assert [(o['project_id'], o['resource'], o['scope'], o['limit'],
+             o['requested']) for o in over['overs']] == [
+        ('p1', 'FPGA', 'project', 2, 3)]
+    assert http.get(path, headers=member).json['lease'] == grown
+    assert (fpga()['used'], fpga()['leased']) == (2, 2)
+    assert _books(ctx) == []
 
 
 # -- the race ----------------------------------------------------------------

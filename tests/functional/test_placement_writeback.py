@@ -195,7 +195,7 @@ def test_a_grown_lease_is_held_in_placement_with_its_new_devices(
     # one joins it, in one write of the lease's whole allocation.
     assert [(a['id'], a['amount']) for a in
             grown['reservations'][0]['allocations']] == [
-        (first, 2), (first, 1), (second, 1)]
+        (first, 3), (second, 1)]
     assert _held(cloud, made['id']) == {first: {'PGPU': 3},
                                         second: {'PGPU': 1}}
     assert _count('written') == written + 1

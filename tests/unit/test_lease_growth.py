@@ -165,3 +165,19 @@ def test_a_filter_sees_both_leases_and_its_denial_changes_nothing(
     assert LEASES.get(ctx, made['id']) == grown
     assert usage(ctx)['used'] == 3
     no_drift(ctx)
+
+
+def test_a_device_shows_once_and_holds_at_most_max_unit(pool, ctx):  # noqa
+    """A lease's parts on one device are one allocation (its view, and
+    Placement's with write-back): a grow adds to it within the device's
+    max_unit, and takes the rest elsewhere."""
+    assert devices(lease(ctx, 4, 'now', at(2), project='p2')) == [
+        ('dev1', 2), ('dev2', 2)]
+    pool.provider('dev3', parent='cn1', inventory={
+        'FPGA': {'total': 4, 'max_unit': 2}})
+    pool.provider('dev4', parent='cn1', inventory={'FPGA': {'total': 2}})
+    made = lease(ctx, 1, 'now', at(2))
+    assert devices(grow(ctx, made, 2)) == [('dev3', 2)]
+    assert devices(grow(ctx, made, 3)) == [('dev3', 2), ('dev4', 1)]
+    assert held(made) == [1, 2]
+    no_drift(ctx)
