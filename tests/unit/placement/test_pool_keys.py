@@ -200,10 +200,13 @@ def test_a_lease_on_the_operators_pool_keeps_its_devices_on_a_rename(
         'end_date'] == (START + 3 * _HOUR).isoformat()
 
 
-def _revoke(tree):
-    """The operator takes project A off its pool (only C keeps it)."""
-    aggregates.put(tree.ctx, tree.agg['a'], 'pool of A', {
-        'reservation:pool-1': 'a', 'filter_tenant_id': 'C'})
+def _revoke(tree, *tenants):
+    """The operator takes project A off its pool: ``tenants`` keep it (the
+    operator's pool when none)."""
+    metadata = {'reservation:pool-1': 'a'}
+    if tenants:
+        metadata['filter_tenant_id'] = ','.join(tenants)
+    aggregates.put(tree.ctx, tree.agg['a'], 'pool of A', metadata)
 
 
 def _grow(made, amount, **extra):
@@ -211,14 +214,15 @@ def _grow(made, amount, **extra):
         {'id': made['reservations'][0]['id'], 'amount': amount}])
 
 
-def test_a_revoked_key_changes_no_pending_lease(leased):
-    """Issue 42: once A is off the pool, A's member cannot raise (or move)
-    its pending lease there: the answer of a key no aggregate holds, and
-    the lease stays as it was."""
+@pytest.mark.parametrize('tenants', [(), ('C',)])
+def test_a_revoked_key_changes_no_pending_lease(leased, tenants):
+    """Issue 42: once A is off the pool (the operator's now, or C's), A's
+    member cannot raise (or move) its pending lease there: the answer of
+    a key no aggregate holds, and the lease stays as it was."""
     leased.provider('a_dev2', aggs=['a'], inventory={'FPGA': {'total': 4}})
     engine = leases.LEASES
     made = engine.create(member('A'), 'A', _lease_body('reservation:pool-1'))
-    _revoke(leased)
+    _revoke(leased, *tenants)
     unknown = dict(_lease_body(UNKNOWN))
     unknown['reservations'] = [dict(unknown['reservations'][0], amount=4)]
     assert refusal(lambda: engine.update(
@@ -232,9 +236,11 @@ def test_a_revoked_key_changes_no_pending_lease(leased):
     # A rename chooses nothing: it needs no key.
     assert engine.update(member('A'), made['id'], {'name': 'kept'})[
         'reservations'] == made['reservations']
-    # C, whose pool it is now, may grow its own lease there.
-    theirs = engine.create(member('C'), 'C', _lease_body('reservation:pool-1'))
-    assert engine.update(member('C'), theirs['id'], _grow(theirs, 2))[
+    # Whoever may carry the key now may grow the lease: the operator for
+    # A, or C its own lease.
+    owner, project = (member('C'), 'C') if tenants else (admin(), 'A')
+    theirs = engine.create(owner, project, _lease_body('reservation:pool-1'))
+    assert engine.update(owner, theirs['id'], _grow(theirs, 2))[
         'reservations'][0]['amount'] == 2
 
 
@@ -246,7 +252,7 @@ def test_a_revoked_key_neither_grows_nor_extends_an_active_lease(leased):
         _lease_body('reservation:pool-1'), start_date='now', end_date=end))
     assert made['status'] == 'ACTIVE'
     before = QUOTAS.get_project_usage(leased.ctx, 'A')['FPGA']
-    _revoke(leased)
+    _revoke(leased, 'C')
     for change in (_grow(made, 2), {'end_date': (
             START + 2 * _HOUR).isoformat()}):
         with pytest.raises(exception.NoValidAllocation) as refused:
@@ -254,6 +260,14 @@ def test_a_revoked_key_neither_grows_nor_extends_an_active_lease(leased):
         assert 'within the requested aggregates' in str(refused.value)
     assert engine.get(leased.ctx, made['id']) == made
     assert QUOTAS.get_project_usage(leased.ctx, 'A')['FPGA'] == before
-    # An admin acting for A carries the key of A's pool no more either.
+    # An admin acting for A carries the key of C's pool no more either...
     with pytest.raises(exception.NoValidAllocation):
         engine.update(admin(), made['id'], _grow(made, 2))
+    # ...but of the operator's.
+    _revoke(leased)
+    with pytest.raises(exception.NoValidAllocation):
+        engine.update(member('A'), made['id'], _grow(made, 2))
+    grown = engine.update(admin(), made['id'], _grow(made, 2))
+    assert [(a['resource_provider_name'], a['amount'])
+            for a in grown['reservations'][0]['allocations']] == [
+        ('a_dev', 1), ('a_dev2', 1)]
