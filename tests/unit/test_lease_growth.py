@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from cyquota.conf import CONF
 from cyquota import exception
 from cyquota import leases
 from cyquota.quota import QUOTAS
@@ -181,3 +182,34 @@ def test_a_device_shows_once_and_holds_at_most_max_unit(pool, ctx):  # noqa
     assert devices(grow(ctx, made, 3)) == [('dev3', 2), ('dev4', 1)]
     assert held(made) == [1, 2]
     no_drift(ctx)
+
+
+def test_a_grow_shares_the_trees_limit(pool, ctx):  # noqa: F811
+    """Under strict-two-level the root's limit (4) holds over the rest of
+    the window for the whole tree: a child's lease grows into what the
+    tree leaves free, and no further."""
+    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
+    QUOTAS.reset()
+    pool.provider('dev3', parent='cn1', inventory={'FPGA': {'total': 8}})
+    try:
+        QUOTAS.limits.set_project(ctx, 'root')
+        for child in ('a', 'b'):
+            QUOTAS.limits.set_project(ctx, child, parent_id='root')
+        made = lease(ctx, 1, 'now', at(2), project='a')
+        lease(ctx, 2, at(1), at(2), project='b')
+        with pytest.raises(exception.OverQuota) as over:
+            grow(ctx, made, 3)
+        assert [(o['scope'], o['project_id'], o['limit'], o['requested'])
+                for o in over.value.overs] == [('tree', 'root', 4, 3)]
+        assert LEASES.get(ctx, made['id']) == made
+        grown = grow(ctx, made, 2)
+        assert grown['reservations'][0]['amount'] == 2
+        tree = usage(ctx, 'a')['tree']
+        assert (tree['used'], tree['available']) == (2, 0)
+        no_drift(ctx)
+        LEASES.delete(ctx, made['id'])
+        assert usage(ctx, 'a')['tree']['used'] == 0
+        no_drift(ctx)
+    finally:
+        CONF.clear_override('enforcement_model', 'quota')
+        QUOTAS.reset()
