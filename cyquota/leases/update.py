@@ -39,7 +39,7 @@ def added(current, request):
     """``{resource: amount}`` that ``request`` adds to ``current``'s
     reservations (a lease may only grow while ACTIVE), where it adds."""
     was = {r.id: r.amount for r in current.reservations}
-    totals = collections.Counter()
+    totals: collections.Counter = collections.Counter()
     for r in request.reservations:
         if r.amount > was[r.id]:
             totals[r.resource] += r.amount - was[r.id]
@@ -58,7 +58,7 @@ def added_needs(current, request):
 def kept(held):
     """``{(provider_id, rc): amount}`` of ``held`` (``{reservation id:
     [(provider_id, rc, amount)]}``, the devices an active lease keeps)."""
-    totals = collections.Counter()
+    totals: collections.Counter = collections.Counter()
     for parts in held.values():
         for provider_id, rc, amount in parts:
             totals[provider_id, rc] += amount
