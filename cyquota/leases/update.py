@@ -6,7 +6,8 @@ One that does is judged with the rights of the caller making it: a
 PENDING lease's devices are chosen anew for the new window, an ACTIVE
 lease keeps its devices and, where it grows, takes devices for what it
 adds over the rest of its window, in both cases carrying its member keys
-as the caller may carry them now (``pools.Carrier.of``).
+as the caller may carry them now (``pools.Carrier.of``; an ACTIVE lease's
+kept devices must still be in a pool the caller may carry the key of).
 """
 
 import collections
