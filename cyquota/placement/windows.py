@@ -147,8 +147,8 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
     (each part at most the inventory's ``max_unit``, less what ``kept``
-    holds there). ``carrier`` (a
-    ``pools.Carrier``) carries the needs' member keys.
+    holds there). ``carrier`` (a ``pools.Carrier``) carries the needs'
+    member keys.
 
     Providers are read a page at a time, every need served from one page
     before the next is read, which takes the same devices as reading them
