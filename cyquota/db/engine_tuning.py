@@ -3,7 +3,8 @@
 ``options`` are what cyquota asks of enginefacade for a database URL;
 ``tune`` then fits the engine it built to the ledger, server by server:
 SQLite writers take the write lock at BEGIN and keep pooled connections;
-MariaDB reads at READ COMMITTED (with causal reads on Galera) and skips a
+MariaDB talks utf8mb4 unless the URL names a charset, reads at READ
+COMMITTED (with causal reads on Galera) and skips a
 TLS context its server does not offer; no pre-ping, no ROLLBACK on return
 after a transaction that ended, the errors that the ledger raises as its
 own (``translate_ahead_of_oslo_db``: its refusals) translated ahead of
@@ -16,12 +17,14 @@ them; tests/unit/test_db_engine.py checks each attribute it sets.
 
 import functools
 import logging
+import urllib.parse
 
 from oslo_db.sqlalchemy import exc_filters
 from pymysql.constants import CLIENT as pymysql_client
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
+from sqlalchemy.engine import url as sa_url
 from sqlalchemy.pool import base as pool_base
 
 from cyquota.conf import CONF
@@ -258,6 +261,18 @@ def _keep_sqlite_connections(engine):
         old.dispose()
 
 
+def _mysql_without_charset(connection):
+    """Whether ``connection`` is a MySQL or MariaDB URL whose query (or
+    ``[database] connection_parameters``) names no charset."""
+    try:
+        url = sa_url.make_url(connection)
+    except sa_exc.ArgumentError:
+        return False  # Reported where the engine is made.
+    extra = urllib.parse.parse_qs(CONF.database.connection_parameters or '')
+    return (url.get_backend_name() in ('mysql', 'mariadb')
+            and 'charset' not in url.query and 'charset' not in extra)
+
+
 def options(connection):
     """The enginefacade ``configure()`` options for the database URL
     ``connection``."""
@@ -268,6 +283,12 @@ def options(connection):
         # between threads, one at a time (see _keep_sqlite_connections).
         chosen['connection_parameters'] = (
             'timeout=%d&check_same_thread=false' % SQLITE_BUSY_TIMEOUT)
+    elif _mysql_without_charset(connection):
+        # oslo.db asks for the 3-byte ``utf8`` where a MySQL URL names no
+        # charset: a name or metadata of 4-byte characters (an emoji)
+        # would fail as a server error. The tables are utf8mb4.
+        chosen['connection_parameters'] = '&'.join(filter(None, (
+            CONF.database.connection_parameters, 'charset=utf8mb4')))
     # oslo.db yields to other green threads (time.sleep(0)) at every
     # connection check-in, for eventlet. cyquota runs no eventlet, and the
     # sleep costs a tenth of a reserve.
