@@ -87,7 +87,8 @@ def _invalid(detail):
 
 def query_pairs(params):
     """``(key, value)`` pairs of a webob MultiDict, a list of pairs, or a
-    mapping whose values are strings or lists of strings."""
+    mapping whose values are strings or lists of strings; a 400 naming
+    the key of a value with a NUL character."""
     if hasattr(params, 'getall'):
         pairs = list(params.items())
     elif not hasattr(params, 'items'):
@@ -101,6 +102,12 @@ def query_pairs(params):
                 or not all(isinstance(item, str) for item in pair)):
             raise _invalid('Invalid query string parameters: expected '
                            'string keys and values. Got: %r' % (pair,))
+        # No id, name or class holds a NUL, and PostgreSQL refuses one in
+        # any text it is sent: refused here, naming the parameter.
+        if '\x00' in pair[0] or '\x00' in pair[1]:
+            raise _invalid("Invalid query string parameters: '%s' must not "
+                           "contain a NUL character" % pair[0].replace(
+                               '\x00', '\\x00'))
     return pairs
 
 
