@@ -21,10 +21,10 @@ import urllib.parse
 
 from oslo_db.sqlalchemy import exc_filters
 from pymysql.constants import CLIENT as pymysql_client
+from sqlalchemy.engine import url as sa_url
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
-from sqlalchemy.engine import url as sa_url
 from sqlalchemy.pool import base as pool_base
 
 from cyquota.conf import CONF
