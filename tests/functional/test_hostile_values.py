@@ -4,6 +4,7 @@ each query parameter it documents, on the real PostgreSQL and MariaDB
 a 4-byte character, a huge integer, an id too long for its column. Each
 is answered with a 4xx (or a 200 that found nothing), never a 5xx."""
 
+import datetime
 import re
 import urllib.parse
 
@@ -98,3 +99,30 @@ def test_hostile_query_values_are_never_a_5xx(api, template, name, kind):
     if kind == 'nul':
         assert response.status_int == 400, response.text
         assert name in response.json['errors'][0]['detail']
+
+
+def _lease_body():
+    start = datetime.datetime.now(datetime.timezone.utc).replace(
+        microsecond=0) + datetime.timedelta(hours=1)
+    return {'lease': {
+        'start_date': start.isoformat(),
+        'end_date': (start + datetime.timedelta(hours=1)).isoformat(),
+        'reservations': [{'resource_type': 'accelerator:FPGA',
+                          'amount': 1}]}}
+
+
+def test_a_user_id_longer_than_the_tables_hold_is_a_400(api):
+    rp = api.post_json('/v1/resource_providers', {'name': 'dev'},
+                       headers=ADMIN).json['uuid']
+    api.put_json('/v1/resource_providers/%s/inventories' % rp, {
+        'resource_provider_generation': 0,
+        'inventories': {'FPGA': {'total': 1}}}, headers=ADMIN)
+    caller = {'X-Project-Id': 'p1', 'X-Roles': 'member'}
+    refused = api.post_json('/v1/leases', _lease_body(), status=400,
+                            headers=dict(caller, **{'X-User-Id': 'u' * 256}))
+    assert 'X-User-Id' in refused.json['errors'][0]['detail']
+    assert api.get('/v1/leases', headers=ADMIN).json['leases'] == []
+    longest = 'u' * 255
+    made = api.post_json('/v1/leases', _lease_body(), status=201,
+                         headers=dict(caller, **{'X-User-Id': longest}))
+    assert made.json['lease']['user_id'] == longest
