@@ -20,6 +20,7 @@ import logging
 import urllib.parse
 
 from oslo_db.sqlalchemy import exc_filters
+from pymysql import charset as pymysql_charset
 from pymysql.constants import CLIENT as pymysql_client
 from sqlalchemy.engine import url as sa_url
 from sqlalchemy import event
@@ -261,16 +262,31 @@ def _keep_sqlite_connections(engine):
         old.dispose()
 
 
-def _mysql_without_charset(connection):
-    """Whether ``connection`` is a MySQL or MariaDB URL whose query (or
-    ``[database] connection_parameters``) names no charset."""
+def _mysql_charsets(connection):
+    """The charsets that the MySQL or MariaDB URL ``connection`` and
+    ``[database] connection_parameters`` name (empty: none named), or
+    None for another database.
+
+    :raises sqlalchemy.exc.ArgumentError: a charset PyMySQL does not know,
+        which it would report as an AttributeError at the first connection.
+    """
     try:
         url = sa_url.make_url(connection)
     except sa_exc.ArgumentError:
-        return False  # Reported where the engine is made.
-    extra = urllib.parse.parse_qs(CONF.database.connection_parameters or '')
-    return (url.get_backend_name() in ('mysql', 'mariadb')
-            and 'charset' not in url.query and 'charset' not in extra)
+        return None  # Reported where the engine is made.
+    if url.get_backend_name() not in ('mysql', 'mariadb'):
+        return None
+    named = urllib.parse.parse_qs(
+        CONF.database.connection_parameters or '').get('charset', [])
+    value = url.query.get('charset', ())
+    named += [value] if isinstance(value, str) else list(value)
+    for charset in named:
+        if url.get_driver_name() == 'pymysql' and (
+                pymysql_charset.charset_by_name(charset) is None):
+            raise sa_exc.ArgumentError(
+                "unknown charset '%s' in the database URL: PyMySQL knows "
+                "none by that name (cyquota's tables are utf8mb4)" % charset)
+    return named
 
 
 def options(connection):
@@ -283,7 +299,7 @@ def options(connection):
         # between threads, one at a time (see _keep_sqlite_connections).
         chosen['connection_parameters'] = (
             'timeout=%d&check_same_thread=false' % SQLITE_BUSY_TIMEOUT)
-    elif _mysql_without_charset(connection):
+    elif _mysql_charsets(connection) == []:
         # oslo.db asks for the 3-byte ``utf8`` where a MySQL URL names no
         # charset: a name or metadata of 4-byte characters (an emoji)
         # would fail as a server error. The tables are utf8mb4.
