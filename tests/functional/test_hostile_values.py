@@ -126,3 +126,28 @@ def test_a_user_id_longer_than_the_tables_hold_is_a_400(api):
     made = api.post_json('/v1/leases', _lease_body(), status=201,
                          headers=dict(caller, **{'X-User-Id': longest}))
     assert made.json['lease']['user_id'] == longest
+
+
+def test_names_and_metadata_of_4_byte_characters_are_kept(api):
+    name = 'dev ' + EMOJI
+    rp = api.post_json('/v1/resource_providers', {'name': name},
+                       headers=ADMIN).json['uuid']
+    api.put_json('/v1/resource_providers/%s/inventories' % rp, {
+        'resource_provider_generation': 0,
+        'inventories': {'FPGA': {'total': 1}}}, headers=ADMIN)
+    assert api.get('/v1/resource_providers?' + urllib.parse.urlencode(
+        {'name': name}), headers=ADMIN).json['resource_providers'][0][
+        'uuid'] == rp
+    aggregate = '6a3e5d4c-1b2a-4f8e-9d7c-0e1f2a3b4c5d'
+    api.put_json('/v1/aggregates/%s' % aggregate, {
+        'name': 'pool ' + EMOJI, 'metadata': {'note': EMOJI}},
+        headers=ADMIN)
+    shown = api.get('/v1/aggregates/%s' % aggregate, headers=ADMIN).json
+    assert (shown['name'], shown['metadata']) == (
+        'pool ' + EMOJI, {'note': EMOJI})
+    body = _lease_body()
+    body['lease']['name'] = EMOJI
+    caller = {'X-Project-Id': 'p1', 'X-User-Id': 'u1', 'X-Roles': 'member'}
+    made = api.post_json('/v1/leases', body, headers=caller, status=201)
+    assert api.get('/v1/leases/%s' % made.json['lease']['id'],
+                   headers=caller).json['lease']['name'] == EMOJI
