@@ -204,7 +204,8 @@ def _names():
              + ('cyquota-manage', 'cyquota-agent-sim')]
             + ['db_port:%s' % c for c in SERVICES + ('cyquota-manage',)]
             + ['db_port:abc', 'db_refused:cyquota-manage',
-               'db_refused:cyquota-conductor', 'mistyped:cyquota-manage',
+               'db_refused:cyquota-conductor', 'charset:cyquota-manage',
+               'charset:cyquota-conductor', 'mistyped:cyquota-manage',
                'transport_port']
             + ['transport_url', 'connection', 'keystone_endpoint',
                'missing_config', 'missing_database']
