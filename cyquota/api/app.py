@@ -8,7 +8,7 @@ From the outside in::
     RequestLog                a log line and the latency histogram
     BodyLimit                 [api] max_request_body_size, every route
     /healthcheck              [healthcheck]      oslo.middleware
-    KeystoneAuth              [api] auth_strategy = keystone only
+    KeystoneAuth or NoAuth    [api] auth_strategy
     /metrics                  [metrics] enabled, policy cyquota:metrics:get
     the pecan app             /, /v1/...
 
@@ -90,6 +90,8 @@ def setup_app(app_config=None):
         app = _Path('/metrics', _metrics, app)
     if CONF.api.auth_strategy == 'keystone':
         app = auth.KeystoneAuth(app, CONF)
+    else:
+        app = auth.NoAuth(app)
     app = _Path('/healthcheck', healthcheck.Healthcheck(_not_found, CONF),
                 app)
     app = bodylimit.BodyLimit(app)

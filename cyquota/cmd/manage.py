@@ -30,6 +30,7 @@ from cyquota.cloud import placement_errors
 from cyquota.cloud import witness
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
+from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import exception
 from cyquota import quota
@@ -321,9 +322,10 @@ def main(argv=None):
         return 2
     except (db_exc.DBError, sa.exc.SQLAlchemyError) as error:
         # A failed first connection comes untranslated (service's
-        # check_database).
-        service.fail('database error: %s'
-                     % str(error).strip().splitlines()[0])
+        # check_database), and so does a URL the driver cannot take (an
+        # unknown charset): one line, naming the database as it is shown.
+        service.fail('cannot use the database %s: %s' % (
+            db_api.shown_url(), str(error).strip().splitlines()[0]))
 
 
 if __name__ == '__main__':

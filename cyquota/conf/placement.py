@@ -43,10 +43,14 @@ placement_opts = [
              'Device claims always take the first candidate that fits, in '
              'provider order.'),
     cfg.IntOpt(
-        'max_allocation_candidates', default=-1, min=-1,
+        'max_allocation_candidates', default=1000, min=-1,
         help='Stop generating allocation candidates after this many (-1: no '
-             'cap). Bounds the work of a request whose groups combine into '
-             'very many candidates.'),
+             'cap). Bounds the work and the answer of a request whose groups '
+             'combine into very many candidates (N numbered groups of one '
+             'unit over D single-unit devices make D!/(D-N)! of them). The '
+             'default is the number Nova\'s scheduler asks for '
+             '(max_placement_results). A request\'s limit stops the search '
+             'sooner.'),
     cfg.StrOpt(
         'source', default='local', choices=[
             ('local', 'Devices are entered through cyquota\'s REST API.'),

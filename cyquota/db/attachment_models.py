@@ -20,7 +20,7 @@ class HostReport(models.Base):
 
     __tablename__ = 'host_reports'
 
-    host = sa.Column(sa.String(255), primary_key=True)
+    host = sa.Column(types.identifier(255), primary_key=True)
     reported_at = sa.Column(types.DateTime, nullable=False)
     created_at = sa.Column(types.DateTime, nullable=False,
                            default=models.utcnow)
@@ -39,9 +39,9 @@ class HostAllocation(models.Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    host = sa.Column(sa.String(255), sa.ForeignKey('host_reports.host'),
+    host = sa.Column(types.identifier(255), sa.ForeignKey('host_reports.host'),
                      nullable=False)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
-    consumer_id = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
+    consumer_id = sa.Column(types.identifier(255), nullable=False)
     amount = sa.Column(sa.Integer, nullable=False)

@@ -3,7 +3,8 @@
 ``options`` are what cyquota asks of enginefacade for a database URL;
 ``tune`` then fits the engine it built to the ledger, server by server:
 SQLite writers take the write lock at BEGIN and keep pooled connections;
-MariaDB reads at READ COMMITTED (with causal reads on Galera) and skips a
+MariaDB talks utf8mb4 unless the URL names a charset, reads at READ
+COMMITTED (with causal reads on Galera) and skips a
 TLS context its server does not offer; no pre-ping, no ROLLBACK on return
 after a transaction that ended, the errors that the ledger raises as its
 own (``translate_ahead_of_oslo_db``: its refusals) translated ahead of
@@ -16,9 +17,12 @@ them; tests/unit/test_db_engine.py checks each attribute it sets.
 
 import functools
 import logging
+import urllib.parse
 
 from oslo_db.sqlalchemy import exc_filters
+from pymysql import charset as pymysql_charset
 from pymysql.constants import CLIENT as pymysql_client
+from sqlalchemy.engine import url as sa_url
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
@@ -258,6 +262,33 @@ def _keep_sqlite_connections(engine):
         old.dispose()
 
 
+def _mysql_charsets(connection):
+    """The charsets that the MySQL or MariaDB URL ``connection`` and
+    ``[database] connection_parameters`` name (empty: none named), or
+    None for another database.
+
+    :raises sqlalchemy.exc.ArgumentError: a charset PyMySQL does not know,
+        which it would report as an AttributeError at the first connection.
+    """
+    try:
+        url = sa_url.make_url(connection)
+    except sa_exc.ArgumentError:
+        return None  # Reported where the engine is made.
+    if url.get_backend_name() not in ('mysql', 'mariadb'):
+        return None
+    named = urllib.parse.parse_qs(
+        CONF.database.connection_parameters or '').get('charset', [])
+    value = url.query.get('charset', ())
+    named += [value] if isinstance(value, str) else list(value)
+    for charset in named:
+        if url.get_driver_name() == 'pymysql' and (
+                pymysql_charset.charset_by_name(charset) is None):
+            raise sa_exc.ArgumentError(
+                "unknown charset '%s' in the database URL: PyMySQL knows "
+                "none by that name (cyquota's tables are utf8mb4)" % charset)
+    return named
+
+
 def options(connection):
     """The enginefacade ``configure()`` options for the database URL
     ``connection``."""
@@ -268,6 +299,12 @@ def options(connection):
         # between threads, one at a time (see _keep_sqlite_connections).
         chosen['connection_parameters'] = (
             'timeout=%d&check_same_thread=false' % SQLITE_BUSY_TIMEOUT)
+    elif _mysql_charsets(connection) == []:
+        # oslo.db asks for the 3-byte ``utf8`` where a MySQL URL names no
+        # charset: a name or metadata of 4-byte characters (an emoji)
+        # would fail as a server error. The tables are utf8mb4.
+        chosen['connection_parameters'] = '&'.join(filter(None, (
+            CONF.database.connection_parameters, 'charset=utf8mb4')))
     # oslo.db yields to other green threads (time.sleep(0)) at every
     # connection check-in, for eventlet. cyquota runs no eventlet, and the
     # sleep costs a tenth of a reserve.

@@ -36,9 +36,9 @@ class Lease(models.TimestampMixin, models.Base):
         sa.Index('leases_status_end_idx', 'status', 'end_date'),
     )
 
-    id = sa.Column(sa.String(36), primary_key=True)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    user_id = sa.Column(sa.String(255), nullable=True)
+    id = sa.Column(types.identifier(36), primary_key=True)
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    user_id = sa.Column(types.identifier(255), nullable=True)
     name = sa.Column(sa.String(255), nullable=False)
     start_date = sa.Column(types.DateTime, nullable=False)
     end_date = sa.Column(types.DateTime, nullable=False)
@@ -67,18 +67,18 @@ class LeaseReservation(models.TimestampMixin, models.Base):
         sa.CheckConstraint('amount > 0', name='ck_lease_reservations_amount'),
     )
 
-    id = sa.Column(sa.String(36), primary_key=True)
-    lease_id = sa.Column(sa.String(36), sa.ForeignKey('leases.id'),
+    id = sa.Column(types.identifier(36), primary_key=True)
+    lease_id = sa.Column(types.identifier(36), sa.ForeignKey('leases.id'),
                          nullable=False)
     position = sa.Column(sa.Integer, nullable=False)
-    project_id = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(types.identifier(255), nullable=False)
     #: The project's tree root when the lease was made (itself under flat).
-    root_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
+    root_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
     amount = sa.Column(sa.Integer, nullable=False)
     #: JSON list of Placement ``member_of`` values.
     member_of = sa.Column(sa.Text, nullable=False)
-    member_key = sa.Column(sa.String(255), nullable=True)
+    member_key = sa.Column(types.identifier(255), nullable=True)
     start_date = sa.Column(types.DateTime, nullable=False)
     end_date = sa.Column(types.DateTime, nullable=False)
     status = sa.Column(sa.String(16), nullable=False)

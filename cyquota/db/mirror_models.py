@@ -25,7 +25,7 @@ class MirrorState(models.Base):
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     claimed_at = sa.Column(types.DateTime, nullable=True)
-    claimed_by = sa.Column(sa.String(255), nullable=True)
+    claimed_by = sa.Column(types.identifier(255), nullable=True)
     synced_at = sa.Column(types.DateTime, nullable=True)
     failed_at = sa.Column(types.DateTime, nullable=True)
     last_error = sa.Column(sa.String(1024), nullable=True)
@@ -41,7 +41,7 @@ class SeenProvider(models.Base):
 
     __tablename__ = 'mirror_seen_providers'
 
-    uuid = sa.Column(sa.String(36), primary_key=True)
+    uuid = sa.Column(types.identifier(36), primary_key=True)
     generation = sa.Column(sa.Integer, nullable=False)
     #: Whether Placement showed allocations of mapped classes on it when it
     #: was last read: only those are read again while the generation
@@ -77,7 +77,7 @@ class LeaseWrite(models.TimestampMixin, models.Base):
                  'applied_at'),
     )
 
-    lease_id = sa.Column(sa.String(36), primary_key=True)
+    lease_id = sa.Column(types.identifier(36), primary_key=True)
     held = sa.Column(sa.Boolean, nullable=False)
     version = sa.Column(sa.Integer, nullable=False)
     #: Whether Placement holds what ``held`` and ``version`` say.

@@ -54,8 +54,8 @@ class QuotaUsage(TimestampMixin, Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
     used = sa.Column(sa.Integer, nullable=False, default=0)
     reserved = sa.Column(sa.Integer, nullable=False, default=0)
     #: The peak, from now on, of what pending leases are promised (an
@@ -85,16 +85,16 @@ class Reservation(TimestampMixin, Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    uuid = sa.Column(types.identifier(36), nullable=False, unique=True)
     usage_id = sa.Column(sa.Integer, sa.ForeignKey('quota_usages.id'),
                          nullable=False)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
     delta = sa.Column(sa.Integer, nullable=False)
     expire = sa.Column(types.DateTime, nullable=True)
     status = sa.Column(sa.String(16), nullable=False, default=RESERVED)
-    request_id = sa.Column(sa.String(255), nullable=True)
-    consumer_id = sa.Column(sa.String(255), nullable=True)
+    request_id = sa.Column(types.identifier(255), nullable=True)
+    consumer_id = sa.Column(types.identifier(255), nullable=True)
     #: The reserve also claimed devices for the consumer, so ending the
     #: reservation without a commit gives them back.
     devices = sa.Column(sa.Boolean, nullable=False, default=False)
@@ -114,9 +114,9 @@ class ConsumerUsage(TimestampMixin, Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
-    consumer_id = sa.Column(sa.String(255), nullable=False, default='')
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
+    consumer_id = sa.Column(types.identifier(255), nullable=False, default='')
     used = sa.Column(sa.Integer, nullable=False, default=0)
 
 
@@ -134,9 +134,9 @@ class DriftEvent(Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
-    consumer_id = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
+    consumer_id = sa.Column(types.identifier(255), nullable=True)
     kind = sa.Column(sa.String(64), nullable=False)
     requested = sa.Column(sa.Integer, nullable=False)
     applied = sa.Column(sa.Integer, nullable=False)
@@ -150,7 +150,7 @@ class RegisteredLimit(TimestampMixin, Base):
 
     __tablename__ = 'registered_limits'
 
-    resource = sa.Column(sa.String(255), primary_key=True)
+    resource = sa.Column(types.identifier(255), primary_key=True)
     default_limit = sa.Column(sa.Integer, nullable=False)
 
 
@@ -164,8 +164,8 @@ class ProjectLimit(TimestampMixin, Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
     resource_limit = sa.Column(sa.Integer, nullable=False)
 
 
@@ -182,8 +182,8 @@ class Project(TimestampMixin, Base):
         sa.Index('projects_parent_id_idx', 'parent_id'),
     )
 
-    id = sa.Column(sa.String(255), primary_key=True)
-    parent_id = sa.Column(sa.String(255), nullable=True)
+    id = sa.Column(types.identifier(255), primary_key=True)
+    parent_id = sa.Column(types.identifier(255), nullable=True)
     name = sa.Column(sa.String(255), nullable=True)
 
 
@@ -205,8 +205,8 @@ class TreeUsage(TimestampMixin, Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    root_id = sa.Column(sa.String(255), nullable=False)
-    resource = sa.Column(sa.String(255), nullable=False)
+    root_id = sa.Column(types.identifier(255), nullable=False)
+    resource = sa.Column(types.identifier(255), nullable=False)
     # A tree can hold more than one project's 32-bit count.
     used = sa.Column(sa.BigInteger, nullable=False, default=0)
     reserved = sa.Column(sa.BigInteger, nullable=False, default=0)

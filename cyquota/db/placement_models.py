@@ -27,7 +27,7 @@ class ResourceProvider(models.TimestampMixin, models.Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    uuid = sa.Column(sa.String(36), nullable=False)
+    uuid = sa.Column(types.identifier(36), nullable=False)
     name = sa.Column(sa.String(200), nullable=False)
     generation = sa.Column(sa.Integer, nullable=False, default=0)
     # The tree columns carry no foreign keys: MySQL checks self-references
@@ -51,7 +51,7 @@ class Inventory(models.TimestampMixin, models.Base):
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     resource_provider_id = sa.Column(
         sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
-    resource_class = sa.Column(sa.String(255), nullable=False)
+    resource_class = sa.Column(types.identifier(255), nullable=False)
     total = sa.Column(sa.Integer, nullable=False)
     reserved = sa.Column(sa.Integer, nullable=False)
     min_unit = sa.Column(sa.Integer, nullable=False)
@@ -69,7 +69,7 @@ class Aggregate(models.TimestampMixin, models.Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    uuid = sa.Column(sa.String(36), nullable=False)
+    uuid = sa.Column(types.identifier(36), nullable=False)
     name = sa.Column(sa.String(255), nullable=True)
 
 
@@ -86,7 +86,7 @@ class AggregateMetadata(models.Base):
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     aggregate_id = sa.Column(
         sa.Integer, sa.ForeignKey('placement_aggregates.id'), nullable=False)
-    key = sa.Column(sa.String(255), nullable=False)
+    key = sa.Column(types.identifier(255), nullable=False)
     value = sa.Column(sa.String(255), nullable=False)
 
 
@@ -112,7 +112,7 @@ class ProviderTrait(models.Base):
 
     resource_provider_id = sa.Column(
         sa.Integer, sa.ForeignKey('resource_providers.id'), primary_key=True)
-    trait = sa.Column(sa.String(255), primary_key=True)
+    trait = sa.Column(types.identifier(255), primary_key=True)
 
 
 class DeviceConsumer(models.TimestampMixin, models.Base):
@@ -125,9 +125,9 @@ class DeviceConsumer(models.TimestampMixin, models.Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    consumer_id = sa.Column(sa.String(255), nullable=False)
-    project_id = sa.Column(sa.String(255), nullable=False)
-    user_id = sa.Column(sa.String(255), nullable=True)
+    consumer_id = sa.Column(types.identifier(255), nullable=False)
+    project_id = sa.Column(types.identifier(255), nullable=False)
+    user_id = sa.Column(types.identifier(255), nullable=True)
 
 
 class DeviceAllocation(models.TimestampMixin, models.Base):
@@ -143,8 +143,8 @@ class DeviceAllocation(models.TimestampMixin, models.Base):
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     resource_provider_id = sa.Column(
         sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
-    consumer_id = sa.Column(sa.String(255), nullable=False)
-    resource_class = sa.Column(sa.String(255), nullable=False)
+    consumer_id = sa.Column(types.identifier(255), nullable=False)
+    resource_class = sa.Column(types.identifier(255), nullable=False)
     used = sa.Column(sa.Integer, nullable=False)
 
 
@@ -167,11 +167,11 @@ class LeaseAllocation(models.TimestampMixin, models.Base):
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    lease_id = sa.Column(sa.String(36), nullable=False)
-    lease_reservation_id = sa.Column(sa.String(36), nullable=False)
+    lease_id = sa.Column(types.identifier(36), nullable=False)
+    lease_reservation_id = sa.Column(types.identifier(36), nullable=False)
     resource_provider_id = sa.Column(
         sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
-    resource_class = sa.Column(sa.String(255), nullable=False)
+    resource_class = sa.Column(types.identifier(255), nullable=False)
     amount = sa.Column(sa.Integer, nullable=False)
     start_date = sa.Column(types.DateTime, nullable=False)
     end_date = sa.Column(types.DateTime, nullable=False)

@@ -13,6 +13,21 @@ DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql',
                                       'mariadb')
 
 
+#: The collation of identifier columns on MySQL and MariaDB.
+BINARY_COLLATION = 'utf8mb4_bin'
+
+
+def identifier(length):
+    """A column type for an identifier (a project, user, request, consumer
+    or resource id, a uuid, a resource class): compared byte for byte on
+    every backend. MariaDB's default collation ignores case, which would
+    make ``R1`` and ``r1`` one request id and ``CaseA`` and ``casea`` one
+    project; PostgreSQL and SQLite compare bytes already."""
+    return sa.String(length).with_variant(
+        mysql.VARCHAR(length, charset='utf8mb4', collation=BINARY_COLLATION),
+        'mysql', 'mariadb')
+
+
 def seconds(start, end):
     """A window's length in whole seconds, rounded up."""
     return -((start - end) // datetime.timedelta(seconds=1))

@@ -133,11 +133,11 @@ def put(context, uuid, name=None, metadata=None):
                 session.execute(_metadata.insert().values(
                     aggregate_id=agg_id, key=key, value=value))
         except db_exc.DBDuplicateEntry:
-            # Only a case-insensitive collation (MySQL) can see two of the
-            # caller's distinct keys as one.
+            # Only MySQL's collation, which ignores trailing spaces (its
+            # binary one too), can see two of the caller's keys as one.
             raise exception.InvalidBody(detail=(
-                'Aggregate metadata keys must differ in more than letter '
-                'case or trailing spaces: %s' % ', '.join(sorted(metadata))))
+                'Aggregate metadata keys must differ in more than trailing '
+                'spaces: %s' % ', '.join(sorted(metadata))))
         row = session.execute(sa.select(_aggregates).where(
             _aggregates.c.id == agg_id)).one()
         return created, _view(session, row)

@@ -19,6 +19,9 @@ Placement's search (microversion 1.39), over what one transaction reads:
 3. For an anchor that every group can serve, each combination of one pick
    per group is a candidate when ``group_policy=isolate`` keeps the
    numbered groups on distinct providers and the summed amounts still fit.
+   Combinations are made one at a time, a partial one that already fails
+   dropped with all that extend it, and the search stops at the caller's
+   ``limit`` or ``[placement] max_allocation_candidates``.
 
 Candidates come in a stable order (anchors, then providers, by creation),
 so a claim that takes the first one packs devices in provider order. The
@@ -178,9 +181,61 @@ def iter_allocation_requests(session, request, pool_rule):
                          request, pool_rule)
 
 
+def _room(snap, by_anchor, anchor):
+    """``{resource_class: units}`` the picks of every group at ``anchor``
+    have room for together (each provider counted once)."""
+    keys = {key for picks in by_anchor for pick in picks[anchor]
+            for key in pick.amounts}
+    room = collections.Counter()
+    for key in keys:
+        record = snap.records[key]
+        room[key[1]] += max(0, min(record.max_unit, record.capacity
+                                   - record.used - record.promised))
+    return room
+
+
+def _combinations(snap, request, choices):
+    """Every combination of one pick per group from ``choices`` (a list of
+    picks per group) whose summed amounts fit and that ``isolate`` allows,
+    in ``itertools.product`` order, as ``(combination, amounts)``.
+
+    Depth first: a partial combination that does not fit (or puts two
+    numbered groups on one provider under ``isolate``) is dropped with
+    every combination that extends it, as none of those can fit either; so
+    the first candidate costs about one step per group and pick, not the
+    product of the groups' picks.
+    """
+    isolate = [request.group_policy == 'isolate' and group.use_same_provider
+               for group in request.groups]
+    chosen, amounts, isolated = [], collections.Counter(), set()
+
+    def extend(depth):
+        if depth == len(choices):
+            yield tuple(chosen), +amounts  # +: without the 0s left.
+            return
+        for pick in choices[depth]:
+            if isolate[depth] and not isolated.isdisjoint(pick.providers):
+                continue
+            if not all(snap.records[key].fits_total(amounts[key] + amount)
+                       for key, amount in pick.amounts.items()):
+                continue
+            chosen.append(pick)
+            amounts.update(pick.amounts)
+            if isolate[depth]:
+                isolated.update(pick.providers)
+            yield from extend(depth + 1)
+            chosen.pop()
+            amounts.subtract(pick.amounts)
+            if isolate[depth]:
+                isolated.difference_update(pick.providers)
+
+    return extend(0)
+
+
 def from_snapshot(snap, request, pool_rule):
     """Generate the candidates whose providers and anchor ``snap`` holds
-    (AllocationRequest), without duplicates, in a stable order."""
+    (AllocationRequest), without duplicates, in a stable order, one at a
+    time: a caller that stops early stops the search."""
     def allowed(provider_id):
         return pool_rule.allows(snap.aggs(provider_id),
                                 snap.aggs(snap.root[provider_id]))
@@ -189,22 +244,16 @@ def from_snapshot(snap, request, pool_rule):
               else _unnumbered_picks)(snap, group, allowed)
              for group in request.groups]
     anchors = set(picks[0]).intersection(*picks[1:])
-    numbered = [index for index, group in enumerate(request.groups)
-                if group.use_same_provider]
+    totals = request.totals()
     seen = set()
     for anchor in sorted(anchors):
-        for combination in itertools.product(*(by_anchor[anchor]
-                                               for by_anchor in picks)):
-            if request.group_policy == 'isolate' and len(
-                    set().union(*(combination[index].providers
-                                  for index in numbered))) < len(numbered):
-                continue
-            amounts = collections.Counter()
-            for pick in combination:
-                amounts.update(pick.amounts)
-            if not all(snap.records[key].fits_total(amount)
-                       for key, amount in amounts.items()):
-                continue
+        # Groups that ask more than all their picks hold together have no
+        # candidate here: say so before searching every way they fail.
+        room = _room(snap, picks, anchor)
+        if any(amount > room[rc] for rc, amount in totals.items()):
+            continue
+        for combination, amounts in _combinations(
+                snap, request, [by_anchor[anchor] for by_anchor in picks]):
             mappings = {group.suffix: sorted(pick.providers) for group, pick
                         in zip(request.groups, combination)}
             key = (frozenset(amounts.items()),

@@ -10,7 +10,8 @@ The query is Placement's (microversion 1.39, without traits and trees):
   ``[a-zA-Z0-9_-]``): a numbered group, satisfied by one provider that is
   itself in the aggregates;
 * ``group_policy=none|isolate`` (required with two or more numbered
-  groups), ``limit=N``;
+  groups), ``limit=N`` (1 to MAX_LIMIT);
+* at most MAX_GROUPS groups;
 * ``member_key=<aggregate metadata key>`` (cyquota's own, repeatable): the
   keys the request carries for the lease-pool rule (see ``pools``), as a
   flavor carries extra specs.
@@ -27,6 +28,11 @@ from cyquota.placement import member_of as member_of_mod
 from cyquota.placement import resource_classes
 
 MAX_AMOUNT = 2 ** 31 - 1
+#: The most request groups (the unnumbered one included) a request may
+#: have: the candidates of N groups are up to (devices)^N combinations.
+MAX_GROUPS = 16
+#: The largest ``limit``: more candidates than any search returns.
+MAX_LIMIT = 2 ** 31 - 1
 MEMBER_KEY = 'member_key'
 GROUP_POLICIES = ('none', 'isolate')
 
@@ -81,7 +87,8 @@ def _invalid(detail):
 
 def query_pairs(params):
     """``(key, value)`` pairs of a webob MultiDict, a list of pairs, or a
-    mapping whose values are strings or lists of strings."""
+    mapping whose values are strings or lists of strings; a 400 naming
+    the key of a value with a NUL character."""
     if hasattr(params, 'getall'):
         pairs = list(params.items())
     elif not hasattr(params, 'items'):
@@ -95,6 +102,12 @@ def query_pairs(params):
                 or not all(isinstance(item, str) for item in pair)):
             raise _invalid('Invalid query string parameters: expected '
                            'string keys and values. Got: %r' % (pair,))
+        # No id, name or class holds a NUL, and PostgreSQL refuses one in
+        # any text it is sent: refused here, naming the parameter.
+        if '\x00' in pair[0] or '\x00' in pair[1]:
+            raise _invalid("Invalid query string parameters: '%s' must not "
+                           "contain a NUL character" % pair[0].replace(
+                               '\x00', '\\x00'))
     return pairs
 
 
@@ -166,6 +179,10 @@ def _limit(pairs):
     if not _LIMIT.fullmatch(limit):
         raise _invalid("Invalid query string parameters: '%s' does not "
                        "match '^[1-9][0-9]*$'" % limit)
+    # Compared as text first: int() refuses a string of over 4300 digits.
+    if len(limit) > len(str(MAX_LIMIT)) or int(limit) > MAX_LIMIT:
+        raise _invalid("Invalid query string parameters: 'limit' must be "
+                       "at most %d. Got: %s" % (MAX_LIMIT, limit))
     return int(limit)
 
 
@@ -220,6 +237,11 @@ def from_params(params):
     if not resources:
         raise _invalid('At least one request group (`resources` or '
                        '`resources{$S}`) is required.')
+    if len(resources) > MAX_GROUPS:
+        past = sorted(resources)[MAX_GROUPS:]
+        raise _invalid('A request may have at most %d request groups; '
+                       'these are past the cap: %s' % (MAX_GROUPS, ', '.join(
+                           'resources' + suffix for suffix in past)))
     if group_policy is None and sum(1 for suffix in resources if suffix) > 1:
         raise _invalid('The "group_policy" parameter is required when '
                        'specifying more than one "resources{N}" parameter.')

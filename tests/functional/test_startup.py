@@ -33,6 +33,9 @@ PASSWORD = 'S3cr3t-Startup'
 PG = 'postgresql+psycopg2://postgres:%s@127.0.0.1:%s/x'
 BAD_PORT = ("[database] connection: the port of '%s' is not a number from "
             "1 to 65535")
+MARIADB = 'mysql+pymysql://root:%s@127.0.0.1:3306/x?charset=nonexist'
+CHARSET = ("unknown charset 'nonexist' in the database URL: PyMySQL knows "
+           "none by that name (cyquota's tables are utf8mb4)")
 REFUSED = ('(psycopg2.OperationalError) connection to server at '
            '"127.0.0.1", port 1 failed: Connection refused')
 
@@ -75,12 +78,21 @@ def _cases(tmp, migrated, empty_server_db, busy_port):
         'db_refused:cyquota-manage': Case(
             'cyquota-manage', '[database]\nconnection = %s\n' % (
                 PG % (PASSWORD, 1)), ('db', 'sync'),
-            'database error: ' + REFUSED),
+            'cannot use the database %s: %s' % (PG % ('***', 1), REFUSED)),
         'db_refused:cyquota-conductor': Case(
             'cyquota-conductor', '[database]\nconnection = %s\n' % (
                 PG % (PASSWORD, 1)),
             message='cannot use the database %s: %s' % (
                 PG % ('***', 1), REFUSED)),
+        'charset:cyquota-manage': Case(
+            'cyquota-manage', '[database]\nconnection = %s\n' % (
+                MARIADB % PASSWORD), ('db', 'sync'),
+            'cannot use the database %s: %s' % (MARIADB % '***', CHARSET)),
+        'charset:cyquota-conductor': Case(
+            'cyquota-conductor', '[database]\nconnection = %s\n' % (
+                MARIADB % PASSWORD),
+            message='cannot use the database %s: %s' % (
+                MARIADB % '***', CHARSET)),
         'mistyped:cyquota-manage': Case(
             'cyquota-manage', '[database]\nconnection = %s\n' % (
                 PG % (PASSWORD, 5432)).replace('://', '//'), ('db', 'sync'),
@@ -192,7 +204,8 @@ def _names():
              + ('cyquota-manage', 'cyquota-agent-sim')]
             + ['db_port:%s' % c for c in SERVICES + ('cyquota-manage',)]
             + ['db_port:abc', 'db_refused:cyquota-manage',
-               'db_refused:cyquota-conductor', 'mistyped:cyquota-manage',
+               'db_refused:cyquota-conductor', 'charset:cyquota-manage',
+               'charset:cyquota-conductor', 'mistyped:cyquota-manage',
                'transport_port']
             + ['transport_url', 'connection', 'keystone_endpoint',
                'missing_config', 'missing_database']

@@ -53,3 +53,26 @@ def test_the_autocommit_engine_commits_each_statement(sqlite_db):
     with db_api.autocommit_connection() as conn:
         assert engine.dialect.detect_autocommit_setting(
             conn.connection.dbapi_connection)
+
+
+def test_mysql_urls_without_a_charset_talk_utf8mb4():
+    from cyquota.conf import CONF
+    from cyquota.db import engine_tuning
+
+    def parameters(url):
+        return engine_tuning.options(url).get('connection_parameters')
+
+    # oslo.db would ask for the 3-byte utf8 on these.
+    assert parameters('mysql+pymysql://u:p@db/cyquota') == 'charset=utf8mb4'
+    assert parameters('mariadb+pymysql://db/cyquota') == 'charset=utf8mb4'
+    assert parameters('mysql+pymysql://db/cyquota?charset=utf8') is None
+    assert parameters('postgresql://db/cyquota') is None
+    CONF.set_override('connection_parameters', 'read_timeout=5', 'database')
+    try:
+        assert parameters('mysql+pymysql://db/cyquota') == (
+            'read_timeout=5&charset=utf8mb4')
+        CONF.set_override('connection_parameters', 'charset=latin1',
+                          'database')
+        assert parameters('mysql+pymysql://db/cyquota') is None
+    finally:
+        CONF.clear_override('connection_parameters', 'database')

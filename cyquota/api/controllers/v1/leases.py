@@ -129,4 +129,7 @@ class LeasesController:
 
     @pecan.expose()
     def _lookup(self, lease_id, *remainder):
+        if '\x00' in lease_id:
+            # No lease id holds one (PostgreSQL would refuse to compare).
+            raise exception.LeaseNotFound(lease_id=lease_id)
         return LeaseController(lease_id), remainder
