@@ -14,11 +14,13 @@ with dates as ISO 8601 strings with their UTC offset.
 A create or update runs in three steps: the request is checked and
 devices are chosen for the window without locks (the filters are shown
 them); the usage-enforcement filters run, outside any transaction; then
-one transaction locks, in the ledger's order, the lease's row (an update),
-the project's quota rows (``QUOTAS.lease_holdings``) and the chosen
-providers (``placement.windows``), checks the window against quota and
-device capacity (reading the calendar's overlapping windows of both in
-one query, ``calendar.Overlaps``), and writes.
+one transaction locks, in the ledger's order, the lease's row (an update)
+or the project's lease row (a create, which counts the project's leases
+under it: ``[leases] max_leases_per_project``), the project's quota rows
+(``QUOTAS.lease_holdings``) and the chosen providers
+(``placement.windows``), checks the window against quota and device
+capacity (reading the calendar's overlapping windows of both in one
+query, ``calendar.Overlaps``), and writes.
 Start and end (periodic, or DELETE) lock the lease's row first, so each
 happens exactly once; with ``[placement] write_leases`` they record what
 the cloud's Placement should hold, applied once committed
@@ -94,8 +96,12 @@ class LeaseEngine:
         (ACTIVE when it starts now, else PENDING).
 
         :raises InvalidLease: (400) a bad value, naming the field.
+        :raises LeaseLimitExceeded: (403) the project holds ``[leases]
+            max_leases_per_project`` leases already; nothing is stored.
         :raises EnforcementDenied: (403) a filter refused it; the lease is
-            stored in ERROR with the filter's message as status_reason.
+            stored in ERROR with the filter's message as status_reason,
+            unless the filter could not decide (EnforcementUnavailable: its
+            service unreachable), which stores nothing.
         :raises OverQuota: (403) the window does not fit the quota.
         :raises NoValidAllocation: (409) no devices for the window.
         """
@@ -109,12 +115,17 @@ class LeaseEngine:
         document = None
         if self.chain.filters:  # Else no document: nothing to read.
             with db_api.reader(context) as session:
+                conn = session.connection()
+                # A project at its bound asks no policy service.
+                store.check_room(conn, project_id, now)
                 document = self._payload(
-                    session.connection(), request,
+                    conn, request,
                     carrier=pools.Carrier.of(context, project_id))
         try:
             self.chain.check_create(context, document, lease_id=lease_id,
                                     project_id=project_id)
+        except exception.EnforcementUnavailable:
+            raise  # Nothing refused the lease: there is none to list.
         except exception.EnforcementDenied as denied:
             self._store_refused(context, lease_id, project_id, request,
                                 denied.message)
@@ -134,6 +145,8 @@ class LeaseEngine:
     @db_api.retry_on_conflict
     def _store_refused(self, context, lease_id, project_id, request, reason):
         with db_api.writer_connection(context) as conn:
+            # ERROR leases count too: a project at its bound stores none.
+            store.lock_room(conn, project_id, models.utcnow())
             batch = write_batch.WriteBatch(conn)
             store.insert(batch, lease_id, project_id, context.user_id,
                          request, lease_models.ERROR,
@@ -151,6 +164,7 @@ class LeaseEngine:
         status = lease_models.ACTIVE if starts else lease_models.PENDING
         amounts = request.amounts()
         with db_api.writer_connection(context) as conn:
+            store.lock_room(conn, project_id, now)
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
             # The quota's windows are read with the devices'.

@@ -6,6 +6,7 @@ import json
 import sqlalchemy as sa
 
 from cyquota import calendar
+from cyquota.conf import CONF
 from cyquota.db import lease_models
 from cyquota.db import markers
 from cyquota.db import models
@@ -16,6 +17,7 @@ from cyquota.placement import providers
 from cyquota.placement import windows
 
 _leases = lease_models.Lease.__table__
+_projects = lease_models.LeaseProject.__table__
 _reservations = lease_models.LeaseReservation.__table__
 
 #: A lease's row as ``insert`` stored it (the columns a view shows).
@@ -47,6 +49,47 @@ def insert(batch, lease_id, project_id, user_id, request, status, root_ids,
              span=span, created_at=now)
         for index, r in enumerate(request.reservations)])
     return row
+
+
+def held(conn, project_id, now, most):
+    """How many leases ``project_id`` holds (``max_leases_per_project``
+    counts them): its PENDING and ACTIVE ones, and its ERROR ones whose
+    end has not come; counted up to ``most``, so a count reads at most
+    ``most`` entries of an index."""
+    rows = (sa.select(_leases.c.id)
+            .where(_leases.c.project_id == project_id,
+                   sa.or_(_leases.c.status.in_(lease_models.LIVE),
+                          sa.and_(_leases.c.status == lease_models.ERROR,
+                                  _leases.c.end_date > now)))
+            .limit(most).subquery())
+    return conn.execute(sa.select(sa.func.count()).select_from(rows)).scalar()
+
+
+def check_room(conn, project_id, now):
+    """Refuse (LeaseLimitExceeded) a new lease of a project that holds
+    ``[leases] max_leases_per_project`` leases already."""
+    most = CONF.leases.max_leases_per_project
+    count = held(conn, project_id, now, most)
+    if count >= most:
+        raise exception.LeaseLimitExceeded(project_id=project_id,
+                                           held=count, limit=most)
+
+
+def lock_room(conn, project_id, now):
+    """Lock the project's ``lease_projects`` row (before any other lock of
+    the transaction), then ``check_room``: two creates of the project
+    count one after the other. The row is written, not only locked: on a
+    Galera cluster a write reaches the other nodes (through certification)
+    where a lock does not. A project's first create inserts it; a
+    concurrent first insert fails on the primary key and the caller's
+    transaction is retried (``db_api.retry_on_conflict``)."""
+    found = conn.execute(_projects.update()
+                         .where(_projects.c.project_id == project_id)
+                         .values(updated_at=now)).rowcount
+    if not found:
+        conn.execute(_projects.insert().values(project_id=project_id,
+                                               created_at=now))
+    check_room(conn, project_id, now)
 
 
 def lock(conn, lease_id):
