@@ -162,13 +162,15 @@ def _duration(start, end):
     """Refuse a window shorter than ``[leases] min_duration`` or longer
     than ``max_duration`` (naming ``end_date``)."""
     seconds = (end - start).total_seconds()
+    # Every digit a date gives (microseconds), none it does not.
+    lasts = ('%f' % seconds).rstrip('0').rstrip('.')
     shortest, longest = CONF.leases.min_duration, CONF.leases.max_duration
     if seconds < shortest:
-        raise _invalid('end_date', 'the lease would last %g s, less than '
-                       '[leases] min_duration = %d s' % (seconds, shortest))
+        raise _invalid('end_date', 'the lease would last %s s, less than '
+                       '[leases] min_duration = %d s' % (lasts, shortest))
     if seconds > longest:
-        raise _invalid('end_date', 'the lease would last %g s, more than '
-                       '[leases] max_duration = %d s' % (seconds, longest))
+        raise _invalid('end_date', 'the lease would last %s s, more than '
+                       '[leases] max_duration = %d s' % (lasts, longest))
 
 
 def _window(start, end, now):
