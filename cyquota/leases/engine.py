@@ -27,7 +27,6 @@ the cloud's Placement should hold, applied once committed
 (``cyquota.cloud.lease_writeback``)."""
 
 from oslo_log import log as logging
-import uuid6
 
 from cyquota import calendar
 from cyquota.cloud import lease_writeback
@@ -51,15 +50,6 @@ from cyquota.quota import validation
 LOG = logging.getLogger(__name__)
 
 _FINAL = (lease_models.ENDED, lease_models.ERROR)
-
-
-def _new_id():
-    """A new lease's or lease reservation's id: a UUID that begins with
-    the time it was made (version 7), so that the rows of new leases go
-    to the end of their tables' primary keys (InnoDB stores a table in
-    its primary key's order: a random id writes to a random page, which
-    a calendar larger than the buffer pool reads from disk first)."""
-    return str(uuid6.uuid7())
 
 
 class LeaseEngine:
@@ -99,19 +89,18 @@ class LeaseEngine:
         :raises LeaseLimitExceeded: (403) the project holds ``[leases]
             max_leases_per_project`` leases already; nothing is stored.
         :raises EnforcementDenied: (403) a filter refused it; the lease is
-            stored in ERROR with the filter's message as status_reason,
-            unless the filter could not decide (EnforcementUnavailable: its
-            service unreachable), which stores nothing.
+            stored in ERROR with the filter's message as status_reason (an
+            EnforcementUnavailable, undecided, stores nothing).
         :raises OverQuota: (403) the window does not fit the quota.
         :raises NoValidAllocation: (409) no devices for the window.
         """
         validation.project_id(project_id)
         now = models.utcnow()
         request = request_mod.parse_create(lease, now)
-        lease_id = _new_id()
+        lease_id = store.new_id()
         request.name = request.name or lease_id
         for r in request.reservations:
-            r.id = _new_id()
+            r.id = store.new_id()
         document = None
         if self.chain.filters:  # Else no document: nothing to read.
             with db_api.reader(context) as session:
