@@ -331,10 +331,10 @@ class LeaseLimitExceeded(CyquotaException):
     """The project holds ``[leases] max_leases_per_project`` leases (live,
     and ERROR ones whose window has not passed) already."""
 
-    msg_fmt = ('Project %(project_id)s holds %(held)d leases (PENDING, '
-               'ACTIVE, and ERROR until their end_date), the most '
-               '[leases] max_leases_per_project = %(limit)d allows; end one '
-               'before creating another.')
+    msg_fmt = ('Project %(project_id)s holds as many leases as [leases] '
+               'max_leases_per_project allows (%(limit)d: PENDING, ACTIVE, '
+               'and ERROR until their end_date); end one before creating '
+               'another.')
     code = 403
     kind = 'lease_limit'
     title = 'Forbidden'

@@ -47,9 +47,9 @@ def test_a_project_holds_at_most_max_leases_per_project(ctx):
         lease(ctx, 1, at(4), at(5))
     assert (refused.value.code, refused.value.kind) == (403, 'lease_limit')
     assert str(refused.value) == (
-        'Project p1 holds 3 leases (PENDING, ACTIVE, and ERROR until their '
-        'end_date), the most [leases] max_leases_per_project = 3 allows; '
-        'end one before creating another.')
+        'Project p1 holds as many leases as [leases] max_leases_per_project '
+        'allows (3: PENDING, ACTIVE, and ERROR until their end_date); end '
+        'one before creating another.')
     assert _held() == ['PENDING'] * 3
     # Another project's leases are its own.
     assert lease(ctx, 1, at(4), at(5), project='p2')['status'] == 'PENDING'
@@ -268,3 +268,22 @@ def test_a_count_reads_no_more_than_the_bound(ctx):
     with db_api.reader_connection(ctx) as conn:
         assert [store.held(conn, 'p1', models.utcnow(), most)
                 for most in (1, 2, 5)] == [1, 2, 3]
+
+
+def test_the_bound_over_rest_is_a_403_naming_it(sqlite_db):
+    import webtest
+
+    from cyquota.api import app
+    CONF.set_override('max_leases_per_project', 1, 'leases')
+    client = webtest.TestApp(app.setup_app())
+    member = {'X-Project-Id': 'p1', 'X-User-Id': 'u1', 'X-Roles': 'member'}
+    body = {'lease': {'start_date': at(1), 'end_date': at(2), 'reservations': [
+        {'resource_type': 'accelerator:FPGA', 'amount': 1}]}}
+    client.post_json('/v1/leases', body, headers=member, status=201)
+    refused = client.post_json('/v1/leases', body, headers=member,
+                               status=403).json['errors'][0]
+    assert (refused['code'], refused['detail']) == (
+        'cyquota.lease_limit',
+        'Project p1 holds as many leases as [leases] max_leases_per_project '
+        'allows (1: PENDING, ACTIVE, and ERROR until their end_date); end '
+        'one before creating another.')
