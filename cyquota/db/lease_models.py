@@ -53,11 +53,18 @@ class Lease(models.TimestampMixin, models.Base):
 class LeaseProject(models.TimestampMixin, models.Base):
     """A project that has made a lease: each lease create locks (and
     writes) its row, so that a project's creates count its leases one at a
-    time; ``updated_at`` is the last create's."""
+    time ([leases] max_leases_per_project)."""
 
     __tablename__ = 'lease_projects'
+    __table_args__ = (
+        sa.CheckConstraint('live >= 0', name='ck_lease_projects_live'),
+    )
 
     project_id = sa.Column(sa.String(255), primary_key=True)
+    #: The project's PENDING and ACTIVE leases: counted at create and end,
+    #: so that a create never counts the project's leases in an index.
+    live = sa.Column(sa.Integer, nullable=False, default=0,
+                     server_default='0')
 
 
 class LeaseReservation(models.TimestampMixin, models.Base):

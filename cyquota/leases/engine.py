@@ -135,7 +135,7 @@ class LeaseEngine:
     def _store_refused(self, context, lease_id, project_id, request, reason):
         with db_api.writer_connection(context) as conn:
             # ERROR leases count too: a project at its bound stores none.
-            store.lock_room(conn, project_id, models.utcnow())
+            store.lock_room(conn, project_id, models.utcnow(), live=False)
             batch = write_batch.WriteBatch(conn)
             store.insert(batch, lease_id, project_id, context.user_id,
                          request, lease_models.ERROR,
@@ -388,6 +388,7 @@ class LeaseEngine:
             if row.status in _FINAL:
                 raise exception.LeaseConflict(action='end', lease_id=lease_id,
                                               status=row.status)
+            store.release_room(conn, row.project_id)
             request = store.request_of(conn, row)
             document = self._payload(conn, request, lease_id=lease_id)
             amounts = request.amounts()

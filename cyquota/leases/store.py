@@ -61,45 +61,77 @@ def insert(batch, lease_id, project_id, user_id, request, status, root_ids,
     return row
 
 
-def held(conn, project_id, now, most):
-    """How many leases ``project_id`` holds (``max_leases_per_project``
-    counts them): its PENDING and ACTIVE ones, and its ERROR ones whose
-    end has not come; counted up to ``most``, so a count reads at most
-    ``most`` entries of an index."""
+def _errors(project_id, now, most):
+    """The count, up to ``most``, of the project's ERROR leases whose end
+    has not come (a range of ``leases_project_status_end_idx``, read from
+    the index alone)."""
     rows = (sa.select(_leases.c.id)
             .where(_leases.c.project_id == project_id,
-                   sa.or_(_leases.c.status.in_(lease_models.LIVE),
-                          sa.and_(_leases.c.status == lease_models.ERROR,
-                                  _leases.c.end_date > now)))
+                   _leases.c.status == lease_models.ERROR,
+                   _leases.c.end_date > now)
             .limit(most).subquery())
-    return conn.execute(sa.select(sa.func.count()).select_from(rows)).scalar()
+    return sa.select(sa.func.count()).select_from(rows).scalar_subquery()
 
 
-def check_room(conn, project_id, now):
-    """Refuse (LeaseLimitExceeded) a new lease of a project that holds
-    ``[leases] max_leases_per_project`` leases already."""
+def held(conn, project_id, now, most):
+    """How many leases ``project_id`` holds (``max_leases_per_project``
+    counts them): its PENDING and ACTIVE ones (its ``lease_projects`` row's
+    ``live``) and its ERROR ones whose end has not come, counted up to
+    ``most``: one query, whatever the number of leases."""
+    live = (sa.select(_projects.c.live)
+            .where(_projects.c.project_id == project_id).scalar_subquery())
+    return conn.execute(sa.select(
+        sa.func.coalesce(live, 0) + _errors(project_id, now, most))).scalar()
+
+
+def _refuse_past(project_id, count):
     most = CONF.leases.max_leases_per_project
-    count = held(conn, project_id, now, most)
     if count >= most:
         raise exception.LeaseLimitExceeded(project_id=project_id,
                                            held=count, limit=most)
 
 
-def lock_room(conn, project_id, now):
-    """Lock the project's ``lease_projects`` row (before any other lock of
-    the transaction), then ``check_room``: two creates of the project
-    count one after the other. The row is written, not only locked: on a
-    Galera cluster a write reaches the other nodes (through certification)
-    where a lock does not. A project's first create inserts it; a
-    concurrent first insert fails on the primary key and the caller's
-    transaction is retried (``db_api.retry_on_conflict``)."""
+def check_room(conn, project_id, now):
+    """Refuse (LeaseLimitExceeded) a new lease of a project that holds
+    ``[leases] max_leases_per_project`` leases already (without locks: a
+    create checks again under ``lock_room``)."""
+    _refuse_past(project_id, held(conn, project_id, now,
+                                  CONF.leases.max_leases_per_project))
+
+
+def lock_room(conn, project_id, now, live=True):
+    """Take a slot of the project's leases for a new lease, ``live``
+    (PENDING or ACTIVE: counted in its row until ``release_room``) or not
+    (ERROR), or refuse (LeaseLimitExceeded) when the project holds
+    ``[leases] max_leases_per_project`` leases already; the caller's
+    transaction, rolled back by the refusal, stores the lease.
+
+    The project's ``lease_projects`` row is locked before any other row of
+    the transaction, so that two creates of the project count one after
+    the other; it is written, not only locked: on a Galera cluster a write
+    reaches the other nodes (through certification) where a lock does not.
+    A project's first create inserts it; a concurrent first insert fails on
+    the primary key and the caller's transaction is retried
+    (``db_api.retry_on_conflict``)."""
+    taken = 1 if live else 0
     found = conn.execute(_projects.update()
                          .where(_projects.c.project_id == project_id)
-                         .values(updated_at=now)).rowcount
+                         .values(live=_projects.c.live + taken,
+                                 updated_at=now)).rowcount
     if not found:
-        conn.execute(_projects.insert().values(project_id=project_id,
-                                               created_at=now))
-    check_room(conn, project_id, now)
+        conn.execute(_projects.insert().values(
+            project_id=project_id, live=taken, created_at=now))
+    most = CONF.leases.max_leases_per_project
+    _refuse_past(project_id, held(conn, project_id, now, most) - taken)
+
+
+def release_room(conn, project_id):
+    """A live lease of the project has ended: its slot is free (run before
+    the transaction locks the project's quota rows, as ``lock_room``)."""
+    conn.execute(_projects.update()
+                 .where(_projects.c.project_id == project_id,
+                        _projects.c.live > 0)
+                 .values(live=_projects.c.live - 1))
 
 
 def lock(conn, lease_id):

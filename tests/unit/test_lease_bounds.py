@@ -260,14 +260,29 @@ def test_a_member_of_at_its_bounds_is_judged_on_its_merits(ctx):
             _lease_in(ctx, member_of)
 
 
-def test_a_count_reads_no_more_than_the_bound(ctx):
-    for hour in (1, 2, 3):
-        lease(ctx, 1, at(hour), at(hour + 1))
+def _count(ctx):
     from cyquota.db import api as db_api
     from cyquota.db import models
     with db_api.reader_connection(ctx) as conn:
-        assert [store.held(conn, 'p1', models.utcnow(), most)
-                for most in (1, 2, 5)] == [1, 2, 3]
+        return store.held(conn, 'p1', models.utcnow(), 1000)
+
+
+def test_the_count_follows_creates_starts_and_ends(ctx, clock):  # noqa: F811
+    made = [lease(ctx, 1, 'now', at(1)), lease(ctx, 1, at(1), at(2)),
+            lease(ctx, 1, at(2), at(3))]
+    assert _count(ctx) == 3
+    LEASES.delete(ctx, made[1]['id'])
+    assert _count(ctx) == 2
+    # A refused create takes nothing; a start changes nothing.
+    with pytest.raises(exception.NoValidAllocation):
+        lease(ctx, 5, at(2), at(3))
+    clock.advance(2 * 3600)
+    assert (LEASES.end_due(ctx), LEASES.start_due(ctx)) == (1, 1)
+    assert _count(ctx) == 1
+    with pytest.raises(exception.LeaseConflict):
+        LEASES.delete(ctx, made[0]['id'])
+    assert _count(ctx) == 1
+    assert [row['live'] for row in rows('lease_projects')] == [1]
 
 
 def test_the_bound_over_rest_is_a_403_naming_it(sqlite_db):
