@@ -302,3 +302,30 @@ def test_the_bound_over_rest_is_a_403_naming_it(sqlite_db):
         'Project p1 holds as many leases as [leases] max_leases_per_project '
         'allows (1: PENDING, ACTIVE, and ERROR until their end_date); end '
         'one before creating another.')
+
+
+def test_the_migration_counts_the_live_leases_there_are(tmp_path):
+    import sqlalchemy as sa
+
+    from cyquota.db import api as db_api
+    from cyquota.db import migration
+    from tests import fixtures
+    fixtures.use_database('sqlite:///%s' % (tmp_path / 'old.sqlite'),
+                          migrate=False)
+    migration.upgrade('leases_0004')
+    leases = sa.table('leases', *(sa.column(name) for name in (
+        'id', 'project_id', 'name', 'start_date', 'end_date', 'status',
+        'created_at')))
+    with db_api.get_engine().begin() as conn:
+        conn.execute(leases.insert(), [
+            dict(id='l%d' % n, project_id=project, name='l%d' % n,
+                 start_date=datetime.datetime(2030, 1, 1),
+                 end_date=datetime.datetime(2030, 1, 2), status=status,
+                 created_at=datetime.datetime(2029, 12, n + 1))
+            for n, (project, status) in enumerate([
+                ('p1', 'PENDING'), ('p1', 'ACTIVE'), ('p1', 'ENDED'),
+                ('p2', 'ERROR'), ('p3', 'PENDING')])])
+    migration.upgrade()
+    assert sorted((row['project_id'], row['live'])
+                  for row in rows('lease_projects')) == [('p1', 2),
+                                                         ('p3', 1)]
