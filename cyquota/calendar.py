@@ -462,15 +462,19 @@ def pending_on(provider_id, resource_class):
 def lease_devices(conn, lease_ids):
     """``{lease reservation id: [(provider_id, rc, amount)]}``: the devices
     chosen for ``lease_ids``, in one query (in the order they were
-    chosen)."""
+    chosen), a device's parts summed (a lease that grew can hold two on
+    one device)."""
     c = _allocations.c
-    found = collections.defaultdict(list)
+    found = collections.defaultdict(dict)
     for key, provider_id, rc, amount in conn.execute(
             sa.select(c.lease_reservation_id, c.resource_provider_id,
                       c.resource_class, c.amount)
             .where(c.lease_id.in_(lease_ids)).order_by(c.id)):
-        found[key].append((provider_id, rc, amount))
-    return dict(found)
+        parts = found[key]
+        parts[provider_id, rc] = parts.get((provider_id, rc), 0) + amount
+    return {key: [(provider_id, rc, amount)
+                  for (provider_id, rc), amount in parts.items()]
+            for key, parts in found.items()}
 
 
 def lease_reservations(conn, lease_ids):

@@ -6,7 +6,24 @@ from oslo_db.sqlalchemy import enginefacade
 
 @enginefacade.transaction_context_provider
 class RequestContext(oslo_context.RequestContext):
-    """A request context on which oslo.db enginefacade transactions nest."""
+    """A request context on which oslo.db enginefacade transactions nest.
+
+    :param host: the host of the service that sends the request over RPC
+                 (an agent's own host name, the one its reports are
+                 about): the conductor takes a host's report of its
+                 allocations only from a context of that host.
+    """
+
+    FROM_DICT_EXTRA_KEYS = ['host']
+
+    def __init__(self, host=None, **kwargs):
+        super().__init__(**kwargs)
+        self.host = host
+
+    def to_dict(self):
+        values = super().to_dict()
+        values['host'] = self.host
+        return values
 
     def to_policy_values(self):
         values = dict(super().to_policy_values())

@@ -113,6 +113,11 @@ class PolicyNotAuthorized(CyquotaException):
     title = 'Forbidden'
 
 
+class ReportNotFromHost(PolicyNotAuthorized):
+    msg_fmt = ('A report of the allocations on host %(host)s must come from '
+               'that host; this one came from %(sender)s.')
+
+
 class Conflict(CyquotaException):
     msg_fmt = 'Conflict: %(reason)s'
     code = 409

@@ -33,11 +33,15 @@ def fail(message):
 
 
 def _mask_logs():
-    """Mask secrets in every log line (``redaction.MaskingFilter``) that
-    oslo.log's handlers write."""
-    masking = redaction.MaskingFilter(redaction.configured_secrets(CONF))
+    """Mask secrets in every log line that oslo.log's handlers write, as
+    formatted (``redaction.MaskingFormatter``): the exception and traceback
+    appended to a message included."""
+    secrets = redaction.configured_secrets(CONF)
     for handler in std_logging.getLogger().handlers:
-        handler.addFilter(masking)
+        formatter = handler.formatter
+        if isinstance(formatter, redaction.MaskingFormatter):
+            formatter = formatter.formatter  # set up again: new secrets
+        handler.setFormatter(redaction.MaskingFormatter(formatter, secrets))
 
 
 def _parse(argv, default_config_files, prog, description):

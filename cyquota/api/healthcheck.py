@@ -5,7 +5,7 @@
 It runs ``SELECT 1`` on a connection of cyquota's engine: the answer is
 200 ``OK`` while the database answers and 503 with the database's error
 class otherwise (the error's text, which may name hosts, only with
-``[healthcheck] detailed``).
+``[healthcheck] detailed``, its secrets masked).
 """
 
 from oslo_log import log as logging
@@ -14,8 +14,10 @@ import sqlalchemy as sa
 
 from cyquota.cloud import mirror_state
 from cyquota.conf import CONF
+from cyquota.conf import middleware as middleware_conf
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
+from cyquota import redaction
 
 LOG = logging.getLogger(__name__)
 
@@ -33,7 +35,8 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
             return pluginbase.HealthcheckResult(
                 available=False,
                 reason='Database unavailable (%s)' % type(error).__name__,
-                details=str(error))
+                details=redaction.mask(
+                    str(error), redaction.configured_secrets(CONF)))
         return pluginbase.HealthcheckResult(available=True,
                                             reason='Database OK',
                                             details=_mirror_detail())
@@ -52,3 +55,20 @@ def _mirror_detail():
     if state['last_error']:
         detail += '; last sync failed: %s' % state['last_error']
     return detail
+
+
+def warn_if_detailed():
+    """Log a WARNING at start when ``[healthcheck] detailed`` shows its
+    details to anyone: ``/healthcheck`` answers without authentication
+    (load balancers have no token), so only ``allowed_source_ranges``
+    keeps them from other callers."""
+    middleware_conf.set_defaults(CONF)
+    options = CONF.healthcheck
+    if options.detailed and not options.allowed_source_ranges:
+        LOG.warning(
+            '[healthcheck] detailed = true: GET /healthcheck shows the '
+            'threads\' stacks, the database\'s errors and the Placement '
+            'mirror\'s last failure to anyone who reaches the API, without '
+            'authentication; set [healthcheck] allowed_source_ranges to '
+            'the load balancers\' addresses, or read the mirror\'s state '
+            'from the gauges of GET /metrics instead')

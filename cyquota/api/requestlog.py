@@ -6,6 +6,12 @@ A context holding the request id (given by oslo.middleware's RequestId)
 becomes the thread's current oslo.context, which oslo.log's formatter
 reads. The request line is logged with the caller's identity as the
 authentication middleware (inside this one) left it in the environ.
+
+The path and query are the client's, logged before it is authenticated
+too: a control character (a ``%0A`` of the path, decoded) is written as
+its escape, so it cannot forge a line of its own, and only their first
+``MAX_SHOWN`` characters are written, so what the log (and the mask of
+its secrets) works on is bounded whatever the client sends.
 """
 
 import time
@@ -23,6 +29,20 @@ LOG = logging.getLogger(__name__)
 # histogram's series must stay bounded.
 _METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE',
                       'OPTIONS'])
+#: How many characters of a request's path and query the log shows.
+MAX_SHOWN = 4096
+# C0 and C1 controls and DEL (the latin-1 of a WSGI string holds no
+# other line break), each written as its escape.
+_ESCAPES = {code: '\\x%02x' % code
+            for code in [*range(0x20), *range(0x7f, 0xa0)]}
+
+
+def shown(path):
+    """``path`` as the request log writes it: its first ``MAX_SHOWN``
+    characters, control characters escaped."""
+    if len(path) > MAX_SHOWN:
+        path = '%s...(%d characters)' % (path[:MAX_SHOWN], len(path))
+    return path.translate(_ESCAPES)
 
 
 class RequestLog:
@@ -57,6 +77,6 @@ class RequestLog:
                 seen.get('status', '-')).observe(elapsed)
             caller = context.RequestContext.from_environ(
                 environ, request_id=request, overwrite=False)
-            LOG.info('%s %s %s %s %.4fs', method, path,
+            LOG.info('%s %s %s %s %.4fs', shown(str(method)), shown(path),
                      seen.get('status', '-'), seen.get('size', '-'),
                      elapsed, context=caller)

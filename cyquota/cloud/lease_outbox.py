@@ -4,7 +4,8 @@ hold for it, read and written in short transactions of their own (none of
 them spans a call to Placement).
 
 A row's life: recorded held (version 1) in the transaction that starts the
-lease, released (version 2) in the one that ends it; taken by a process
+lease, held again (a version more) in each that grows it, released (a
+version more) in the one that ends it; taken by a process
 (``attempted_at``) to apply it; settled (``applied``) by that process only
 if its version is still the one applied; forgotten once a release has
 settled and been swept. ``cyquota.cloud.lease_writeback`` drives it.
@@ -48,6 +49,18 @@ def record_held(conn, lease_id):
     conn.execute(_writes.insert().values(
         lease_id=lease_id, held=True, version=1, applied=False,
         created_at=models.utcnow()))
+
+
+def record_grown(conn, lease_id):
+    """In the transaction that grows an active lease: Placement should
+    hold its devices as they are now, the new ones with the kept (a
+    lease started before write-back was on gets its first row)."""
+    # A new state, not tried yet: any process may take it at once.
+    if not conn.execute(_writes.update().where(_writes.c.lease_id == lease_id)
+                        .values(held=True, version=_writes.c.version + 1,
+                                applied=False, attempted_at=None,
+                                updated_at=models.utcnow())).rowcount:
+        record_held(conn, lease_id)
 
 
 def record_released(conn, lease_id):

@@ -10,9 +10,9 @@ ends, that allocation is deleted.
 An outbox makes it crash-safe with any number of processes
 (``lease_outbox``: a ``placement_lease_writes`` row per lease written):
 
-* the transaction that starts or ends the lease records what Placement
-  should hold (:func:`record`: held or released, with a version that grows
-  at each change), so no lease changes without its row;
+* the transaction that starts, grows or ends the lease records what
+  Placement should hold (:func:`record`: held or released, with a version
+  that grows at each change), so no lease changes without its row;
 * once that transaction has committed, the process that made the change
   applies it (:func:`apply`), outside any transaction: no database lock is
   held across an HTTP call. A failure leaves the row outstanding;
@@ -145,12 +145,15 @@ def is_refusal(error):
             and error.status in (400, 409))
 
 
-def record(conn, lease_id, held):
-    """In the transaction that starts (``held``) or ends a lease: what
+def record(conn, lease_id, held, grown=False):
+    """In the transaction that starts (``held``), grows (``held`` and
+    ``grown``: its new devices with the others) or ends a lease: what
     Placement should hold for it. Writes nothing when write-back is off,
     nor for the end of a lease that was never written."""
     if enabled():
-        if held:
+        if grown:
+            lease_outbox.record_grown(conn, lease_id)
+        elif held:
             lease_outbox.record_held(conn, lease_id)
         else:
             lease_outbox.record_released(conn, lease_id)

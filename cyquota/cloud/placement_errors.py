@@ -14,9 +14,15 @@ why it failed:
   :class:`PlacementNotFound` (404) and :class:`PlacementConflict` (409),
   and :class:`GenerationConflict` for a 409 ``placement.concurrent_update``:
   a provider or consumer generation changed since it was read.
+
+Every message and detail is masked (``cyquota.redaction``): they reach log
+lines, a lease's ``status_reason``, the healthcheck and command output.
 """
 
 import re
+
+from cyquota.conf import CONF
+from cyquota import redaction
 
 #: Placement's error code of a generation conflict.
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -24,14 +30,24 @@ CONCURRENT_UPDATE = 'placement.concurrent_update'
 _SPACES = re.compile(r'\s+')
 
 
+def masked(text):
+    """``text`` with every URL's password and every configured secret
+    masked (``redaction.mask``)."""
+    return redaction.mask(text, redaction.configured_secrets(CONF))
+
+
 def one_line(text):
     """``text`` with its runs of white space (webob's detail holds new
-    lines) made single spaces."""
-    return _SPACES.sub(' ', str(text)).strip()
+    lines) made single spaces, masked (:func:`masked`)."""
+    return masked(_SPACES.sub(' ', str(text)).strip())
 
 
 class PlacementError(Exception):
-    """Base class of the errors of the Placement client."""
+    """Base class of the errors of the Placement client; its message is
+    masked (:func:`masked`)."""
+
+    def __init__(self, message):
+        super().__init__(masked(message))
 
 
 class PlacementUnreachable(PlacementError):
@@ -56,7 +72,7 @@ class PlacementHTTPError(PlacementError):
         self.path = path
         self.status = status
         self.code = code
-        self.detail = detail
+        self.detail = masked(detail)
         message = 'Placement %s %s: %d %s' % (method, path, status, code)
         super().__init__('%s: %s' % (message, detail) if detail else message)
 

@@ -72,7 +72,8 @@ cli_opts = [
     cfg.BoolOpt('release-at-end', default=True,
                 help='Detach every device still held when done.'),
     cfg.StrOpt('agent-host', default='agent-sim',
-               help='Host name the agent reports its allocations as.'),
+               help='Host name the agent sends its calls from (the request '
+                    "context's host) and reports its allocations as."),
     cfg.IntOpt('seed', help='Random seed, for a repeatable run.'),
     cfg.StrOpt('summary-json',
                help='Also write the summary to this file as JSON.'),
@@ -121,10 +122,12 @@ class AgentSimulator:
         self._lock = threading.Lock()
         self._done = 0
 
-    @staticmethod
-    def _context():
-        return cyquota_context.RequestContext(user_id='cyquota-agent-sim',
-                                              roles=['service'])
+    def _context(self):
+        # What the conductor checks: the service role, and the host that
+        # the agent's report is about.
+        return cyquota_context.RequestContext(
+            user_id='cyquota-agent-sim', roles=['service'],
+            host=self.options.agent_host)
 
     def _count(self, project_id, what, n=1):
         with self._lock:

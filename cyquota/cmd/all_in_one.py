@@ -8,8 +8,9 @@ database's schema up to date first (creating the file); any other database
 must have been migrated (``cyquota-manage db sync``). With no config file
 it uses the embedded defaults: a SQLite file ``cyquota.sqlite`` in the
 current directory, in-process RPC (``fake://``), the local limit source,
-noauth. With one, it honours ``[database] connection`` and every other
-option.
+noauth on 127.0.0.1 (noauth serves on a loopback address only, unless
+``[api] allow_remote_noauth`` is set). With one, it honours ``[database]
+connection`` and every other option.
 """
 
 import signal
@@ -40,6 +41,7 @@ def main(argv=None):
         description='The REST API, a conductor and the periodic work in '
                     'one process (the embedded quick start).')
     api_conf.apply_cli_opts(CONF)
+    api_cmd.check_start_up()
     service.check_database(migrate_sqlite=True)
     LOG.info('Database %s at revision(s) %s', db_api.shown_url(),
              ', '.join(migration.version()))

@@ -4,15 +4,18 @@
 
 Listens on ``[api] host``:``[api] port`` (default 127.0.0.1:6780;
 ``--host`` and ``--port`` override them) with ``[api] threads`` worker
-threads until SIGTERM or SIGINT, then stops accepting connections and lets
-the requests in progress finish. With ``--workers N`` (or ``[api]
-workers``) above 1, a parent process binds the socket and cotyledon keeps
-N forked children serving it, restarting one that dies; SIGTERM to the
-parent stops them all. The workers keep their metrics in one directory
-(``PROMETHEUS_MULTIPROC_DIR`` if set, else a temporary one) so that a
-scrape sums them, and ``[metrics] listen`` is served by one more child.
-The database schema must be current (``cyquota-manage db sync``). For
-uWSGI or another WSGI server use ``cyquota.api.wsgi:application``.
+threads, at most ``[api] connection_limit`` connections, each closed after
+``[api] idle_timeout`` seconds idle, until SIGTERM or SIGINT, then stops
+accepting connections and lets the requests in progress finish. With
+``--workers N`` (or ``[api] workers``) above 1, a parent process binds the
+socket and cotyledon keeps N forked children serving it, restarting one
+that dies; SIGTERM to the parent stops them all. The workers keep their
+metrics in one directory (``PROMETHEUS_MULTIPROC_DIR`` if set, else a
+temporary one) so that a scrape sums them, and ``[metrics] listen`` is
+served by one more child. The database schema must be current
+(``cyquota-manage db sync``), and ``[api] auth_strategy = noauth`` serves
+on a loopback address only (``cyquota.api.noauth``). For uWSGI or another
+WSGI server use ``cyquota.api.wsgi:application``.
 """
 
 import multiprocessing
@@ -29,7 +32,9 @@ from oslo_log import log as logging
 
 from cyquota.api import app
 from cyquota.api import bodylimit
+from cyquota.api import healthcheck
 from cyquota.api import metrics_listener
+from cyquota.api import noauth
 from cyquota.conf import api as api_conf
 from cyquota.conf import CONF
 from cyquota import metrics
@@ -54,10 +59,26 @@ def stop(signum, frame):
     raise SystemExit(0)
 
 
+def check_start_up():
+    """Refuse noauth where others may reach it; warn of what callers
+    without a token may read. Before anything is started."""
+    noauth.check(CONF.api.host)
+    healthcheck.warn_if_detailed()
+    metrics_listener.warn_if_exposed()
+
+
 def _server(**listen):
     server = bodylimit.create_server(
         app.setup_app(), threads=CONF.api.threads, ident='cyquota',
-        clear_untrusted_proxy_headers=True, **listen)
+        clear_untrusted_proxy_headers=True,
+        connection_limit=CONF.api.connection_limit,
+        channel_timeout=CONF.api.idle_timeout,
+        # waitress looks for idle connections every cleanup_interval
+        # seconds (30 by default): once a second, an idle one is closed
+        # within a second of idle_timeout.
+        cleanup_interval=1,
+        # select() cannot watch more than 1024 descriptors; poll() can.
+        asyncore_use_poll=True, **listen)
     service.freeze_start_up()
     return server
 
@@ -100,20 +121,20 @@ class ApiWorker(cotyledon.Service):
 
 
 class MetricsListener(cotyledon.Service):
-    """The ``[metrics] listen`` listener (bound by the parent), served
-    from a child of its own: it sums the workers' counts."""
+    """The ``[metrics] listen`` listener (its socket bound by the parent),
+    served from a child of its own: it sums the workers' counts."""
 
     name = PROG + ': metrics listener'
 
-    def __init__(self, worker_id, server):
+    def __init__(self, worker_id, listening):
         super().__init__(worker_id)
-        self._server = server
+        self._server = metrics_listener.make_server(listening)
 
     def run(self):
-        metrics_listener.serve_in_thread(self._server)
+        self._server.run()
 
     def terminate(self):
-        self._server.shutdown()
+        self._server.task_dispatcher.shutdown(timeout=SHUTDOWN_TIMEOUT)
 
 
 def _listener():
@@ -172,6 +193,7 @@ def main(argv=None):
     service.prepare_service(argv, prog=PROG,
                             description='Serve the cyquota REST API.')
     api_conf.apply_cli_opts(CONF)
+    check_start_up()
     service.check_database()
     run()
     return 0

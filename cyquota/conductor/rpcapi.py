@@ -1,7 +1,9 @@
 """Client side of the conductor RPC API: what accelerator agents import.
 
 Every method is a call (it waits for the conductor's answer) and takes the
-caller's request context first. A quota error is raised as the same
+caller's request context first: the conductor checks it with the REST
+API's policy rules, so an agent's context carries the ``service`` role
+(``PolicyNotAuthorized`` otherwise). A quota error is raised as the same
 ``cyquota.exception`` class the conductor raised, with its keyword details
 (``error.kwargs``; ``error.overs`` for ``OverQuota``); ``error.message`` is
 the message alone, ``str(error)`` adds the conductor's traceback.
@@ -67,6 +69,7 @@ class ConductorAPI:
     def report_allocations(self, ctxt, host, allocations):
         """Report everything really attached on ``host``: a list of
         ``{"project_id", "resource", "consumer_id", "amount"}``. It replaces
-        the host's previous report."""
+        the host's previous report. ``host`` is the sender's own: the
+        context's ``host`` (``ReportNotFromHost`` otherwise)."""
         self._client.call(ctxt, 'report_allocations', host=host,
                           allocations=allocations)

@@ -18,11 +18,43 @@ api_opts = [
         help='How API callers are authenticated: "keystone" validates '
              'tokens with keystonemiddleware\'s auth_token (configured in '
              '[keystone_authtoken]); "noauth", the embedded default, trusts '
-             'the X-Project-Id, X-User-Id and X-Roles headers as sent.'),
+             'the X-Project-Id, X-User-Id and X-Roles headers as sent, so '
+             'anyone who reaches the API may act as an admin. noauth '
+             'serves on a loopback address only (see allow_remote_noauth) '
+             'and logs a WARNING at every start.'),
+    cfg.BoolOpt(
+        'allow_remote_noauth', default=False,
+        help='Let auth_strategy = noauth serve where others may reach it: '
+             'cyquota-api and cyquota-all-in-one on an address that is not '
+             'loopback (0.0.0.0, a host\'s address), and the WSGI entry '
+             'point cyquota.api.wsgi:application at all, since under '
+             'uWSGI or another WSGI server cyquota cannot see the address '
+             'it is served on. Without it such a start is refused. Anyone '
+             'who can reach the API is then trusted as whoever they claim '
+             'to be: only for a test bed on a network of its own.'),
     cfg.IntOpt(
         'threads', default=8, min=1,
         help='Worker threads of cyquota-api\'s WSGI server (waitress), in '
              'each worker process.'),
+    cfg.IntOpt(
+        'connection_limit', default=500, min=1,
+        help='Connections the WSGI server of cyquota-api and '
+             'cyquota-all-in-one (waitress) keeps open at once, in each '
+             'worker process, its own listening socket and wake-up pipe '
+             'counted among them; past it, new connections wait in the '
+             'listening socket\'s backlog until one closes. Each open '
+             'connection holds a file descriptor: keep it below the '
+             'process\'s open files limit (ulimit -n). Not used under '
+             'uWSGI.'),
+    cfg.IntOpt(
+        'idle_timeout', default=10, min=1,
+        help='Seconds the WSGI server of cyquota-api and '
+             'cyquota-all-in-one (waitress) keeps a connection open with no '
+             'request in progress and nothing received or sent (a client '
+             'that connected and sends nothing, an idle keep-alive '
+             'connection) before closing it, so that idle connections '
+             'cannot hold every place of connection_limit for long. Not '
+             'used under uWSGI.'),
     cfg.IntOpt(
         'workers', default=1, min=1,
         help='Processes of cyquota-api serving one listening socket, each '

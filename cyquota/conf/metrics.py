@@ -48,9 +48,20 @@ metrics_opts = [
         sample_default='127.0.0.1:9180',
         help='HOST:PORT of a listener of its own serving GET /metrics '
              'without authentication, for a Prometheus scraper; meant for '
-             'a management network. Served by cyquota-api (the counts of '
-             'every worker summed) and cyquota-all-in-one. Default: no '
-             'such listener.'),
+             'a management network (an address that is not loopback is '
+             'logged as a WARNING at start: whoever reaches it reads every '
+             'project\'s usage). Served by cyquota-api (the counts of '
+             'every worker summed) and cyquota-all-in-one, with 2 threads, '
+             'at most 20 connections open and an idle one closed after 10 '
+             's. Default: no such listener.'),
+    cfg.IntOpt(
+        'listen_cache_time', default=5, min=0,
+        help='Seconds a page of the [metrics] listen listener is served '
+             'again to every scrape before the database is read anew. One '
+             'page is rendered at a time (each reads every usage row), '
+             'whatever the number of scrapers: scrapes that arrive during '
+             'one wait for its page. 0 renders a page for each scrape, '
+             'still one at a time. Keep it below the scrape interval.'),
     cfg.IntOpt(
         'usage_projects', default=100, min=0,
         help='Projects whose usage gauges are exported one by one: the '

@@ -3,10 +3,15 @@
 A ``timeout`` of requests bounds each socket operation, not the call: a
 service that drips its headers or its body a byte at a time holds the
 caller as long as it likes. The sessions of :func:`session` watch their
-connections: inside a :class:`Deadline` block, when the time is up, the
-socket of the call in progress is shut down, which wakes any read blocked
-on it (plain or TLS), and :attr:`Deadline.expired` tells the caller that
-the call failed for want of time.
+connections' sockets: inside a :class:`Deadline` block, when the time is
+up, the socket of the call in progress is shut down, which wakes any read
+blocked on it (plain or TLS), and :attr:`Deadline.expired` tells the caller
+that the call failed for want of time.
+
+The deadline holds the socket itself, not the connection: when an answer
+ends with the connection (HTTP/1.0, ``Connection: close``), http.client
+hands the socket over to the response and the connection forgets it, while
+the body is still being read from it.
 """
 
 import socket
@@ -29,7 +34,7 @@ class Deadline:
         self.seconds = seconds
         self.expired = False
         self._lock = threading.Lock()
-        self._connections = []
+        self._sockets = []
         self._over = False
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
@@ -47,38 +52,37 @@ class Deadline:
             self._timer.cancel()
         _current.deadline = None
 
-    def watch(self, http_connection):
-        """Shut ``http_connection`` down when the time is up."""
+    def watch(self, sock):
+        """Shut ``sock`` down when the time is up."""
         with self._lock:
-            self._connections.append(http_connection)
+            self._sockets.append(sock)
             if self.expired:
-                _shut_down(http_connection)
+                _shut_down(sock)
 
     def _expire(self):
         with self._lock:
             if self._over:
                 return
             self.expired = True
-            for http_connection in self._connections:
-                _shut_down(http_connection)
+            for sock in self._sockets:
+                _shut_down(sock)
 
 
-def _shut_down(http_connection):
-    sock = http_connection.sock
-    if sock is None:
-        return
+def _shut_down(sock):
     try:
         # socket.socket's own shutdown: SSLSocket.shutdown would also drop
-        # its SSL object under the feet of the thread reading from it.
+        # its SSL object under the feet of the thread reading from it. A
+        # socket the connection closed while its response still reads from
+        # it keeps its descriptor until the response lets go.
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
     except OSError:
-        pass  # already closed
+        pass  # really closed already
 
 
 def _watch(http_connection):
     deadline = getattr(_current, 'deadline', None)
-    if deadline is not None:
-        deadline.watch(http_connection)
+    if deadline is not None and http_connection.sock is not None:
+        deadline.watch(http_connection.sock)
 
 
 class _Watched:
@@ -89,7 +93,8 @@ class _Watched:
         _watch(self)
 
     def request(self, *args, **kwargs):
-        # A connection reused from the pool is not connected again.
+        # A connection reused from the pool is not connected again (a new
+        # one has no socket yet: connect watches it).
         _watch(self)
         return super().request(*args, **kwargs)
 

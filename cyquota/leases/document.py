@@ -8,13 +8,15 @@ from cyquota.leases import store
 from cyquota.placement import windows
 
 
-def of(conn, request, lease_id=None, carrier=None):
-    """The document of ``request`` (a ``LeaseRequest``): with ``carrier``
-    (a ``pools.Carrier``), the devices chosen for it now, without locks
-    (``lease_id``'s own left out), else those ``lease_id`` holds."""
-    if carrier is None:
+def of(conn, request, lease_id=None, carrier=None, chosen=None):
+    """The document of ``request`` (a ``LeaseRequest``): with ``chosen``
+    (``{reservation id: [(provider_id, rc, amount)]}``), those devices;
+    with ``carrier`` (a ``pools.Carrier``), the devices chosen for it
+    now, without locks (``lease_id``'s own left out); else those
+    ``lease_id`` holds."""
+    if chosen is None and carrier is None:
         chosen = calendar.lease_devices(conn, [lease_id])
-    else:
+    elif chosen is None:
         chosen = windows.choose(conn, request.device_needs(), request.start,
                                 request.end, carrier,
                                 exclude_lease=lease_id).parts

@@ -42,6 +42,7 @@ from cyquota.leases import document
 from cyquota.leases import events
 from cyquota.leases import request as request_mod
 from cyquota.leases import store
+from cyquota.leases import update as lease_update
 from cyquota.placement import pools
 from cyquota.placement import windows
 from cyquota import quota
@@ -222,10 +223,14 @@ class LeaseEngine:
 
     def update(self, context, lease_id, changes):
         """Change ``name``, ``end_date``, ``start_date`` (while PENDING)
-        and ``amount`` of reservations matched by ``id`` (while PENDING);
-        returns the new view. A refusal (InvalidLease, EnforcementDenied,
-        OverQuota, NoValidAllocation) changes nothing; LeaseConflict (409)
-        for an ENDED or ERROR lease."""
+        and ``amount`` of reservations matched by ``id`` (an ACTIVE
+        lease's may only grow: it keeps its devices and takes more for the
+        rest of its window); returns the new view. A change of the window
+        or an amount carries the member keys as the caller may carry them
+        now (``leases.update``). A refusal (InvalidLease,
+        EnforcementDenied, OverQuota, NoValidAllocation) changes nothing;
+        LeaseConflict (409) for an ENDED or ERROR lease, or a smaller
+        amount of an ACTIVE one."""
         now = models.utcnow()
         with db_api.reader(context) as session:
             conn = session.connection()
@@ -240,60 +245,25 @@ class LeaseEngine:
             current = store.request_of(conn, row)
             request = request_mod.parse_update(lease_id, changes, current,
                                                active, now)
+            carrier = pools.Carrier.of(context, row.project_id)
             before = self._payload(conn, current, lease_id=lease_id)
-            after = self._payload(conn, request, lease_id=lease_id, carrier=(
-                None if active
-                else pools.Carrier.lease_holder(row.project_id)))
+            after = None
+            if self.chain.filters:  # Else no document: nothing to read.
+                after = document.of(conn, request, chosen=(
+                    lease_update.devices_after(conn, row, current, request,
+                                               carrier, now)))
         self.chain.check_update(context, before, after, lease_id=lease_id,
                                 project_id=row.project_id)
         try:
-            self._update(context, lease_id, row.updated_at, request)
+            grown = lease_update.apply(context, lease_id, row.updated_at,
+                                       current, request, carrier)
         except exception.OverQuota as refused:
             events.refused(context, row.project_id, refused,
                            'lease.update')
             raise
+        if grown:
+            lease_writeback.apply(context, lease_id)
         return self.get(context, lease_id)
-
-    @db_api.retry_on_conflict
-    def _update(self, context, lease_id, seen, request):
-        now = models.utcnow()
-        with db_api.writer_connection(context) as conn:
-            row = store.lock(conn, lease_id)
-            if row.updated_at != seen:
-                # Changed (or started) since the filters saw it.
-                raise exception.LeaseConflict(
-                    action='change', lease_id=lease_id,
-                    status='%s, changed meanwhile; try again' % row.status)
-            amounts = request.amounts()
-            holdings = quota.QUOTAS.lease_holdings(
-                context, conn, row.project_id, list(amounts))
-            active = row.status == lease_models.ACTIVE
-            overlaps = calendar.Overlaps(conn)
-            holdings.ask_windows(overlaps, amounts, max(request.start, now),
-                                 request.end, exclude_lease=lease_id)
-            choice = None if active else windows.choose(
-                conn, request.device_needs(), request.start, request.end,
-                pools.Carrier.lease_holder(row.project_id),
-                exclude_lease=lease_id, overlaps=overlaps)
-            overs = holdings.window_overs()
-            if overs:
-                raise exception.OverQuota(overs=overs)
-            if choice is None:
-                # Active: its devices are fixed.
-                held = calendar.lease_devices(conn, [lease_id])
-                windows.check(conn, held, now, request.end, lease_id)
-                windows.reschedule(conn, lease_id, request.start, request.end,
-                                   held)
-            else:
-                windows.forget(conn, lease_id)
-                batch = write_batch.WriteBatch(conn)
-                windows.take(batch, choice)
-                windows.promise(batch, lease_id, choice.parts, request.start,
-                                request.end, row.status)
-                batch.send()
-            store.change(conn, lease_id, request)
-            holdings.refresh(list(amounts), now)
-            holdings.write()
 
     # -- start and end -----------------------------------------------------
 

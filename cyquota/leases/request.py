@@ -200,7 +200,8 @@ def parse_create(lease, now):
 def parse_update(lease_id, changes, current, active, now):
     """``current`` (the ``LeaseRequest`` of lease ``lease_id``, with
     reservation ids) changed by ``changes`` (a partial ``lease`` object).
-    An active lease's start and amounts are fixed (LeaseConflict)."""
+    An active lease's start is fixed and its amounts may only grow
+    (LeaseConflict)."""
     name = _name(changes.get('name'), current.name)
     start, end = current.start, current.end
     if 'start_date' in changes:
@@ -231,9 +232,10 @@ def parse_update(lease_id, changes, current, active, now):
                            % (item['id'],))
         if 'amount' in item:
             amount = _amount(where + '.amount', item['amount'])
-            if active and amount != by_id[item['id']].amount:
+            if active and amount < by_id[item['id']].amount:
+                # Its devices may be attached: it grows, never shrinks.
                 raise exception.LeaseConflict(
-                    action='change the amounts of', lease_id=lease_id,
+                    action='lower the amounts of', lease_id=lease_id,
                     status='ACTIVE')
             by_id[item['id']].amount = amount
     return LeaseRequest(name, start, end, reservations)

@@ -16,9 +16,11 @@ A pool key is a capability: the pool aggregate's ``filter_tenant_id`` and
 ``filter_tenant_id_<suffix>`` metadata (Nova's AggregateMultiTenancyIsolation
 keys) name the projects whose members may carry its key; a pool naming no
 project is the operator's, whose key only the admin and service roles may
-carry, acting for a project. The caller is a ``Carrier``. A key the carrier
-may not carry is handled as a key no aggregate holds, so that the answer
-(no devices) tells nothing of the pool, and it opens no pool:
+carry, acting for a project. The caller is a ``Carrier`` (also when it
+changes a lease: its rights now, never those of the lease's creator). A
+key the carrier may not carry is handled as a key no aggregate holds, so
+that the answer (no devices) tells nothing of the pool, and it opens no
+pool:
 
 * a request carrying a default-forbidden key still stays out of every pool
   but those holding a key it may carry (a provider in one of those may
@@ -65,13 +67,6 @@ class Carrier:
         roles = {role.lower() for role in context.roles or ()}
         return cls(project_id or context.project_id,
                    bool(context.is_admin or roles & PRIVILEGED_ROLES))
-
-    @classmethod
-    def lease_holder(cls, project_id):
-        """The carrier of a lease's own keys when its devices are chosen
-        again: they were checked at create, for a caller acting for the
-        lease's project with at most these rights."""
-        return cls(project_id, privileged=True)
 
     def may_carry(self, tenants):
         """Whether the key of a pool naming ``tenants`` (a set of project

@@ -23,8 +23,9 @@ unchanged, which locks the providers, and raises
 ``allocations.AllocationRaced`` (a deadlock: the whole transaction is
 retried) where one moved, as whatever takes room on a provider (a claim,
 a promise, a lease that starts or is extended, an inventory) moves its
-generation. An active lease's devices are fixed: ``check`` locks them
-and reads again whether they hold a new end.
+generation. An active lease keeps its devices: ``check`` locks them
+and reads again whether they hold a new end; when it grows, ``choose``
+takes the rest around them (``kept``) and ``hold`` allocates it at once.
 """
 
 import collections
@@ -83,10 +84,12 @@ class DeviceNeed:
     member_key: str = None
 
 
-def _room(records, held, start, end, exclude_lease):
+def _room(records, held, start, end, exclude_lease, kept=None):
     """``{(provider_id, rc): amount}`` free over ``[start, end)`` in the
     inventory ``records`` already read, ``held`` their overlapping lease
-    windows (``calendar.Overlaps.devices``' answer)."""
+    windows (``calendar.Overlaps.devices``' answer), less ``kept``
+    (``{(provider_id, rc): amount}`` held over all of it)."""
+    kept = kept or {}
     result = {}
     for key, record in records.items():
         active = 0
@@ -99,7 +102,8 @@ def _room(records, held, start, end, exclude_lease):
                 windows.append(window)
         ordinary = record.used - active
         others = calendar.peak(windows, start, end)
-        result[key] = max(0, record.capacity - ordinary - others)
+        result[key] = max(
+            0, record.capacity - ordinary - others - kept.get(key, 0))
     return result
 
 
@@ -138,12 +142,13 @@ def _allows(rule, member_of, own, tree):
 
 
 def choose(session, needs, start, end, carrier, exclude_lease=None,
-           overlaps=None):
+           overlaps=None, kept=None):
     """Devices for every ``DeviceNeed`` over ``[start, end)``: ``{need key:
     [(provider_id, resource_class, amount)]}``, taking providers in id
     order and splitting an amount over several when one has too little
-    (each part at most the inventory's ``max_unit``). ``carrier`` (a
-    ``pools.Carrier``) carries the needs' member keys.
+    (each part at most the inventory's ``max_unit``, less what ``kept``
+    holds there). ``carrier`` (a ``pools.Carrier``) carries the needs'
+    member keys.
 
     Providers are read a page at a time, every need served from one page
     before the next is read, which takes the same devices as reading them
@@ -151,7 +156,9 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
     many devices and reservations there are (and of windows: only the
     page's providers' are read). The first page's windows are asked of
     ``overlaps`` (a ``calendar.Overlaps``, default a new one), read with
-    what else it was asked.
+    what else it was asked. ``kept``: ``{(provider_id, rc): amount}`` that
+    the lease ``exclude_lease`` keeps over the whole window (an active
+    lease that grows), room the choice leaves to it.
 
     :returns: a ``Choice``.
     :raises NoValidAllocation: (409) not enough room.
@@ -161,6 +168,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
     if any(need.member_key for need in needs):
         rules = pools.rules_for(
             session, [need.member_key for need in needs], carrier)
+    kept = kept or {}
     left = {need.key: need.amount for need in needs}
     chosen = {need.key: [] for need in needs}
     generations = {}
@@ -171,7 +179,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
             sum(need.amount for need in needs)):
         held = overlaps.devices({rc for _p, rc in page.limits}, start, end,
                                 {p for p, _rc in page.limits}).windows()
-        free = _room(page.limits, held, start, end, exclude_lease)
+        free = _room(page.limits, held, start, end, exclude_lease, kept)
         eligible = _eligible(session, needs, rules, page)
         for need in needs:
             for provider_id in eligible[need.key]:
@@ -180,8 +188,10 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
                     break
                 if key not in free:
                     continue
+                # With what the lease keeps there: Placement takes its
+                # parts on one device as one allocation.
                 part = min(left[need.key], free[key],
-                           page.limits[key].max_unit)
+                           page.limits[key].max_unit - kept.get(key, 0))
                 if part > 0:
                     chosen[need.key].append(
                         (provider_id, need.resource_class, part))
@@ -195,12 +205,41 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
             break
     for need in needs:
         if left[need.key]:
-            raise exception.NoValidAllocation(reason=(
-                'no providers have room for %s:%d from %s to %s within the '
-                'requested aggregates' % (need.resource_class, need.amount,
-                                          calendar.isotime(start),
-                                          calendar.isotime(end))))
+            raise _no_room(need, start, end)
     return Choice(chosen, generations, names)
+
+
+def _no_room(need, start, end):
+    return exception.NoValidAllocation(reason=(
+        'no providers have room for %s:%d from %s to %s within the '
+        'requested aggregates' % (need.resource_class, need.amount,
+                                  calendar.isotime(start),
+                                  calendar.isotime(end))))
+
+
+def check_carried(session, needs, held, carrier, start, end):
+    """Refuse the devices ``held`` (``{need key: [(provider_id, rc,
+    amount)]}``, an active lease's) of a need whose member key ``carrier``
+    may not carry now, or whose pool no longer holds them: the
+    NoValidAllocation (409) ``choose`` gives over ``[start, end)`` for a
+    key no aggregate holds, so that a revoked key tells nothing of its
+    pool. Reads nothing when no need carries a key."""
+    keyed = [need for need in needs if need.member_key and held.get(need.key)]
+    if not keyed:
+        return
+    rules = pools.rules_for(session, [need.member_key for need in keyed],
+                            carrier)
+    roots = dict(session.execute(
+        sa.select(_rp.c.id, _rp.c.root_provider_id).where(_rp.c.id.in_(
+            sorted({part[0] for need in keyed for part in held[need.key]})))
+    ).all())
+    aggs = providers.aggregates_of(session, set(roots) | set(roots.values()))
+    for need in keyed:
+        rule = rules[need.member_key]
+        if not all(rule.allows(aggs.get(provider_id, frozenset()),
+                               aggs.get(roots[provider_id], frozenset()))
+                   for provider_id, _rc, _n in held[need.key]):
+            raise _no_room(need, start, end)
 
 
 def take(batch, choice):
@@ -246,6 +285,18 @@ def promise(batch, lease_id, chosen, start, end, status):
              amount=amount, start_date=start, end_date=end, status=status,
              span=types.seconds(start, end), created_at=now)
         for key, parts in sorted(chosen.items())
+        for provider_id, rc, amount in parts])
+
+
+def hold(batch, lease_id, chosen):
+    """An active lease that grows holds the devices ``chosen`` for it
+    (promised, their providers taken) at once: device allocations of the
+    lease, writes of ``batch``."""
+    now = models.utcnow()
+    batch.insert(_device_allocations, [
+        dict(resource_provider_id=provider_id, consumer_id=lease_id,
+             resource_class=rc, used=amount, created_at=now)
+        for _key, parts in sorted(chosen.items())
         for provider_id, rc, amount in parts])
 
 

@@ -1,4 +1,5 @@
-"""Policies of ``/v1/reservations``."""
+"""Policies of ``/v1/reservations``; the conductor's RPC ``reserve``,
+``commit`` and ``rollback`` are checked with the same rules."""
 
 from oslo_policy import policy
 

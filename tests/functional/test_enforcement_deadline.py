@@ -29,6 +29,13 @@ HEADERS = (b'HTTP/1.1 204 No Content\r\n' + b'X-Padding: %s\r\n' % (
 BODY = b'{"message": "%s"}' % (b'no ' * 100)
 FORBIDDEN = (b'HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n'
              b'Content-Length: %d\r\n\r\n' % len(BODY))
+# Answers after which the server closes the connection: http.client then
+# hands the socket over to the response, and the connection has none left.
+FORBIDDEN_HTTP10 = (b'HTTP/1.0 403 Forbidden\r\n'
+                    b'Content-Type: application/json\r\n\r\n')
+FORBIDDEN_CLOSE = (b'HTTP/1.1 403 Forbidden\r\nConnection: close\r\n'
+                   b'Content-Type: application/json\r\n'
+                   b'Content-Length: %d\r\n\r\n' % len(BODY))
 
 
 class DrippingServer:
@@ -132,7 +139,9 @@ def timed_check(service_filter):
 
 
 @pytest.mark.parametrize('head, drip', [
-    (b'', HEADERS), (FORBIDDEN, BODY)], ids=['headers', 'body'])
+    (b'', HEADERS), (FORBIDDEN, BODY), (FORBIDDEN_HTTP10, BODY),
+    (FORBIDDEN_CLOSE, BODY)],
+    ids=['headers', 'body', 'body-http10', 'body-connection-close'])
 def test_a_dripping_service_is_cut_at_the_timeout(tmp_path, serve, head,
                                                   drip, caplog):
     caplog.set_level(logging.INFO)

@@ -1,10 +1,11 @@
 """Leases and the ledger under a storm of concurrent operations.
 
-Six processes create, change and end overlapping leases with random
-windows (most a few minutes ahead, so they stay PENDING; some starting now,
-so they are ACTIVE) and make ordinary reserves, commits, rollbacks,
-releases and expiries (some with devices), at a few projects with small
-limits over a pool of three 2-FPGA devices, on PostgreSQL and on MariaDB.
+Six processes create, change (an ACTIVE one grows) and end overlapping
+leases with random windows (most a few minutes ahead, so they stay
+PENDING; some starting now, so they are ACTIVE) and make ordinary
+reserves, commits, rollbacks, releases and expiries (some with devices),
+at a few projects with small limits over a pool of three 2-FPGA devices,
+on PostgreSQL and on MariaDB.
 Meanwhile this process reads consistent snapshots of the books; afterwards
 it reads them once more. In every snapshot, at every instant of the
 calendar from now on, no project (or tree) exceeds its limit and no device
@@ -168,10 +169,14 @@ class Worker:
                     else datetime.datetime.fromisoformat(seen['start_date']))
             changes['end_date'] = _iso(
                 base + self.rng.uniform(1, 10) * MINUTE)
-        if not active and self.rng.random() < 0.5:
+        grows = False
+        if self.rng.random() < 0.5:
+            # An active lease may only grow (SPEC 3.5).
             changes['reservations'] = [
-                {'id': r['id'], 'amount': self.rng.randint(1, 3)}
+                {'id': r['id'], 'amount': (
+                    r['amount'] + 1 if active else self.rng.randint(1, 3))}
                 for r in seen['reservations']]
+            grows = active
         try:
             leases.LEASES.update(self.ctx, lease_id, changes)
         except exception.OverQuota:
@@ -182,6 +187,8 @@ class Worker:
             self.done['update conflict'] += 1
         else:
             self.done['updated'] += 1
+            if grows:
+                self.done['grown'] += 1
 
     def delete(self):
         lease_id = self._some_lease()

@@ -291,9 +291,9 @@ def test_lease_create_list_show_set_delete(noauth, as_role):
     assert (code, json.loads(out)['name']) == (0, 'renamed')
     code, out, err = member('accelerator', 'lease', 'set', lease['id'],
                             '--reservation',
-                            'id=%s,amount=3' % reservation['id'])
+                            'id=%s,amount=1' % reservation['id'])
     assert (code, out) == (1, '')
-    assert err.startswith('Cannot change the amounts of lease %s: it is '
+    assert err.startswith('Cannot lower the amounts of lease %s: it is '
                           'ACTIVE. (HTTP 409 cyquota.lease_conflict, req-'
                           % lease['id'])
     code, _, err = member('accelerator', 'lease', 'set', lease['id'])

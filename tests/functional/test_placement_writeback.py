@@ -182,6 +182,35 @@ def test_a_lease_is_held_in_placement_until_deleted(cloud, gpus, user, ctx):
         (False, 2, True)]
 
 
+def test_a_grown_lease_is_held_in_placement_with_its_new_devices(
+        cloud, gpus, user, ctx):
+    made = _lease(user, 2)
+    (first,) = _devices(made)
+    (second,) = set(gpus) - {first}
+    assert _held(cloud, made['id']) == {first: {'PGPU': 2}}
+    written = _count('written')
+    grown = LEASES.update(user, made['id'], {'reservations': [
+        {'id': made['reservations'][0]['id'], 'amount': 4}]})
+    # The kept device's allocation grows where it has room, and the new
+    # one joins it, in one write of the lease's whole allocation.
+    assert [(a['id'], a['amount']) for a in
+            grown['reservations'][0]['allocations']] == [
+        (first, 3), (second, 1)]
+    assert _held(cloud, made['id']) == {first: {'PGPU': 3},
+                                        second: {'PGPU': 1}}
+    assert _count('written') == written + 1
+    assert [(r['held'], r['version'], r['applied']) for r in _rows()] == [
+        (True, 2, True)]
+    assert placement_server.offered(cloud, 'PGPU:3') == set()
+    assert placement_server.offered(cloud, 'PGPU:2') == {second}
+
+    LEASES.delete(user, made['id'])
+    assert _held(cloud, made['id']) == {}
+    assert [(r['held'], r['version'], r['applied']) for r in _rows()] == [
+        (False, 3, True)]
+    assert placement_server.offered(cloud, 'PGPU:3') == set(gpus)
+
+
 def _lease_task():
     """The conductor's periodic lease task, as it runs it."""
     (task,) = [task for task, _args, _kwargs

@@ -100,3 +100,34 @@ def test_another_project_cannot_take_a_pool(api):
     assert [(a['resource_provider_name'], a['amount'])
             for a in made['reservations'][0]['allocations']] == [
         ('pool-dev', 2)]
+
+
+@pytest.mark.parametrize('backend', ['postgresql', 'mysql'], indirect=True)
+def test_a_revoked_key_grows_no_lease(api):
+    """Issue 42: once the operator takes A off the pool (which, naming no
+    project, becomes the operator's), A's member cannot raise its pending
+    lease there from 1 to 2 (a PUT answers as a create of 2 with a key
+    that does not exist), and the lease stays exactly as it was; a
+    rename, which chooses no devices, still goes."""
+    body = _lease(KEY)
+    body['lease']['reservations'][0]['amount'] = 1
+    made = api.post_json('/v1/leases', body, headers=member('A'),
+                         status=201).json['lease']
+    path = '/v1/leases/%s' % made['id']
+    [device] = [rp for rp in api.get('/v1/resource_providers', headers=ADMIN)
+                .json['resource_providers'] if rp['name'] == 'pool-dev']
+    [pool] = api.get('/v1/resource_providers/%s/aggregates' % device['uuid'],
+                     headers=ADMIN).json['aggregates']
+    api.put_json('/v1/aggregates/%s' % pool, {
+        'name': 'pool of A', 'metadata': {KEY: 'a'}}, headers=ADMIN)
+
+    refused = api.put_json(path, {'lease': {'reservations': [
+        {'id': made['reservations'][0]['id'], 'amount': 2}]}},
+        headers=member('A'), status=409)
+    unknown = api.post_json('/v1/leases', _lease(UNKNOWN),
+                            headers=member('A'), status=409)
+    assert _errors(refused) == _errors(unknown)
+    assert api.get(path, headers=member('A')).json['lease'] == made
+    renamed = api.put_json(path, {'lease': {'name': 'kept'}},
+                           headers=member('A')).json['lease']
+    assert renamed['reservations'] == made['reservations']

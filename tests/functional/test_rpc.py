@@ -1,5 +1,6 @@
 """The conductor RPC API over the real RabbitMQ, the ledger on the real
-PostgreSQL: quota errors cross the wire as the same cyquota exceptions."""
+PostgreSQL: quota errors cross the wire as the same cyquota exceptions, and
+the conductor refuses what the REST API would (``tests.conductor_trust``)."""
 
 import datetime
 
@@ -10,6 +11,7 @@ from cyquota.conductor import service as conductor_service
 from cyquota import exception
 from cyquota import quota
 from cyquota.quota import attachments
+from tests import conductor_trust as trust
 
 pytestmark = pytest.mark.parametrize('backend', ['postgresql'],
                                      indirect=True)
@@ -77,7 +79,7 @@ def test_over_quota_arrives_as_over_quota_with_its_overs(api, ctx):
 def test_bad_input_arrives_as_its_specific_error(api, ctx, method, kwargs,
                                                  error):
     with pytest.raises(error) as caught:
-        getattr(api, method)(ctx, **kwargs)
+        getattr(api, method)(trust.agent_context('h1'), **kwargs)
     assert type(caught.value).__name__ == error.__name__ + '_Remote'
     assert caught.value.kwargs
     assert quota.QUOTAS.list_usages(ctx) == []
@@ -85,16 +87,30 @@ def test_bad_input_arrives_as_its_specific_error(api, ctx, method, kwargs,
 
 
 def test_report_allocations(api, ctx):
-    api.report_allocations(ctx, 'h1', [
+    h1, h2 = trust.agent_context('h1'), trust.agent_context('h2')
+    api.report_allocations(h1, 'h1', [
         {'project_id': 'p1', 'resource': 'FPGA', 'consumer_id': 'vm1',
          'amount': 1},
         {'project_id': 'p1', 'resource': 'FPGA', 'consumer_id': 'vm2',
          'amount': 2}])
-    api.report_allocations(ctx, 'h2', [
+    api.report_allocations(h2, 'h2', [
         {'project_id': 'p1', 'resource': 'FPGA', 'consumer_id': 'vm3',
          'amount': 4}])
-    api.report_allocations(ctx, 'h1', [
+    api.report_allocations(h1, 'h1', [
         {'project_id': 'p1', 'resource': 'FPGA', 'consumer_id': 'vm1',
          'amount': 1}])
     assert attachments.reported_usage(ctx) == {('p1', 'FPGA'): 5}
     assert set(attachments.host_reports(ctx)) == {'h1', 'h2'}
+
+
+@pytest.mark.parametrize('caller', sorted(trust.UNTRUSTED))
+def test_an_untrusted_caller_changes_nothing(api, ctx, caller, caplog):
+    trust.check_an_untrusted_caller_changes_nothing(api, ctx, caller, caplog)
+
+
+def test_a_report_about_another_host_is_refused(api, ctx, caplog):
+    trust.check_a_report_about_another_host_is_refused(api, ctx, caplog)
+
+
+def test_the_policy_file_governs_rpc(api, ctx, tmp_path):
+    trust.check_the_policy_file_governs_rpc(api, ctx, tmp_path)

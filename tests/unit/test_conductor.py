@@ -22,6 +22,7 @@ from cyquota.db import models
 from cyquota import exception
 from cyquota import quota
 from cyquota.quota import attachments
+from tests import conductor_trust as trust
 from tests import fixtures
 
 UUID = '0b4f8a5e-7d1c-4c8e-9a43-5d0e6f1a2b3c'
@@ -175,13 +176,13 @@ def test_expire_crosses_as_iso_8601_with_its_offset(api, ctx):
 def test_serializer_carries_the_context():
     serializer = rpc.RequestContextSerializer()
     sent = cyquota_context.RequestContext(user_id='agent', project_id='p1',
-                                          roles=['service'])
+                                          roles=['service'], host='host-1')
     wire = json.loads(json.dumps(serializer.serialize_context(sent)))
     received = serializer.deserialize_context(wire)
     assert isinstance(received, cyquota_context.RequestContext)
     assert (received.request_id, received.user_id, received.project_id,
-            received.roles, received.is_admin) == (
-        sent.request_id, 'agent', 'p1', ['service'], False)
+            received.roles, received.is_admin, received.host) == (
+        sent.request_id, 'agent', 'p1', ['service'], False, 'host-1')
 
 
 def _all_subclasses(cls):
@@ -215,17 +216,18 @@ def test_every_quota_error_is_rebuilt_as_itself(cls):
 
 
 def test_report_allocations(api, ctx):
+    agent = trust.agent_context('host-1')
     report = [{'project_id': 'p1', 'resource': 'FPGA', 'consumer_id': 'vm1',
                'amount': 2}]
-    assert api.report_allocations(ctx, 'host-1', report) is None
+    assert api.report_allocations(agent, 'host-1', report) is None
     assert attachments.reported_usage(ctx) == {('p1', 'FPGA'): 2}
     with pytest.raises(exception.InvalidAllocation) as caught:
-        api.report_allocations(ctx, 'host-1', report + [dict(
+        api.report_allocations(agent, 'host-1', report + [dict(
             report[0], consumer_id='vm2', amount=0)])
     assert 'allocations[1]: amount' in caught.value.message
     with pytest.raises(exception.UnknownResource):
-        api.report_allocations(ctx, 'host-1', [dict(report[0],
-                                                    resource='TPU')])
+        api.report_allocations(agent, 'host-1', [dict(report[0],
+                                                      resource='TPU')])
     assert attachments.reported_consumer_usage(ctx) == {
         ('p1', 'FPGA', 'vm1'): 2}
 
@@ -267,3 +269,16 @@ def test_agent_simulator_counts_match_the_ledger(api, ctx):
     text = agent_sim.format_summary(summary)
     assert text.splitlines()[1].split('|')[1].strip() == 'Project'
     assert '| total ' in text
+
+
+@pytest.mark.parametrize('caller', sorted(trust.UNTRUSTED))
+def test_an_untrusted_caller_changes_nothing(api, ctx, caller, caplog):
+    trust.check_an_untrusted_caller_changes_nothing(api, ctx, caller, caplog)
+
+
+def test_a_report_about_another_host_is_refused(api, ctx, caplog):
+    trust.check_a_report_about_another_host_is_refused(api, ctx, caplog)
+
+
+def test_the_policy_file_governs_rpc(api, ctx, tmp_path):
+    trust.check_the_policy_file_governs_rpc(api, ctx, tmp_path)

@@ -91,12 +91,17 @@ project (any project's, for an admin listing all) is a 400
                 'description': '''\
 Only what the body names changes: ``name``, ``end_date``,
 ``start_date`` (while ``PENDING``) and the ``amount`` of
-reservations matched by ``id``. What else GET shows of the lease
-and its reservations may be sent back unchanged (a client may PUT
-what it read); a change to it is a 400 naming the field. The
-usage-enforcement filters' ``check_update`` runs and the window is
-checked again; a refusal changes nothing. An ``ENDED`` or ``ERROR``
-lease is a 409.''',
+reservations matched by ``id``. An ``ACTIVE`` lease may grow: it
+keeps its devices and takes more for the rest of its window (quota
+and capacity checked from now to its end); a smaller amount of an
+``ACTIVE`` lease is a 409. A change of the window or an amount
+carries the member keys with the caller's rights now (a key the
+caller may not carry answers as one that does not exist). What else
+GET shows of the lease and its reservations may be sent back
+unchanged (a client may PUT what it read); a change to it is a 400
+naming the field. The usage-enforcement filters' ``check_update``
+runs and the window is checked again; a refusal changes nothing. An
+``ENDED`` or ``ERROR`` lease is a 409.''',
                 'requestBody': op.body(lease_schemas.PUT_LEASE, example={
                     'lease': {'end_date': '2027-01-01T18:00:00+00:00'}}),
                 'responses': op.answers(

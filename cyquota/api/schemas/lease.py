@@ -104,8 +104,8 @@ PUT_LEASE = {
                 'reservations': {
                     'type': 'array',
                     'description': 'Reservations matched by ``id``; only '
-                                   'their amounts change (while '
-                                   '``PENDING``).',
+                                   'their amounts change (an ``ACTIVE`` '
+                                   "lease's may only grow).",
                     'items': {
                         'type': 'object',
                         'properties': {

@@ -15,9 +15,9 @@ import pytest
 import webtest
 
 from cyquota.api import app
-from cyquota.api import policy
 from cyquota.conf import CONF
 from cyquota.policies import reservations as reservation_rules
+from cyquota import policy
 from cyquota import quota
 from cyquota.quota import limits
 from cyquota.quota.limits import flat
@@ -235,7 +235,9 @@ def test_an_expiry_in_seconds_is_that_long_from_now(api):
 
 def test_the_wsgi_entry_point_reads_its_command_line(tmp_path, sqlite_db):
     conf = tmp_path / 'cyquota.conf'
-    conf.write_text('[database]\nconnection = %s\n' % sqlite_db)
+    # noauth under a WSGI server needs the operator's opt-in.
+    conf.write_text('[database]\nconnection = %s\n[api]\n'
+                    'allow_remote_noauth = true\n' % sqlite_db)
     script = (
         'import sys, webtest\n'
         "sys.argv = ['uwsgi', '--config-file', %r]\n"

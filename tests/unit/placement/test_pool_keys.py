@@ -176,15 +176,98 @@ def test_a_lease_carries_keys_for_its_project(leased):
             for a in made['reservations'][0]['allocations']] == ['a_dev']
 
 
-def test_a_lease_on_the_operators_pool_is_chosen_again_on_update(leased):
+def test_a_lease_on_the_operators_pool_keeps_its_devices_on_a_rename(
+        leased):
     engine = leases.LEASES
     assert refusal(lambda: engine.create(member('A'), 'A', _lease_body(
         'reservation:ops'))) == refusal(lambda: engine.create(
             member('A'), 'A', _lease_body(UNKNOWN)))
     made = engine.create(admin(), 'A', _lease_body('reservation:ops'))
     assert made['status'] == 'PENDING'
-    # The project's member changes it: its devices are chosen again.
+    # The project's member renames it: nothing is chosen again.
     changed = engine.update(member('A'), made['id'], {'name': 'renamed'})
     assert changed['name'] == 'renamed'
     assert [a['resource_provider_name']
             for a in changed['reservations'][0]['allocations']] == ['ops_dev']
+    # A new window chooses again, with the member's rights: the operator's
+    # key is not the member's to carry.
+    later = (START + 3 * _HOUR).isoformat()
+    assert refusal(lambda: engine.update(member('A'), made['id'], {
+        'end_date': later})) == refusal(lambda: engine.create(
+            member('A'), 'A', dict(_lease_body(UNKNOWN), end_date=later)))
+    assert engine.get(leased.ctx, made['id']) == changed
+    assert engine.update(admin(), made['id'], {'end_date': later})[
+        'end_date'] == (START + 3 * _HOUR).isoformat()
+
+
+def _revoke(tree, *tenants):
+    """The operator takes project A off its pool: ``tenants`` keep it (the
+    operator's pool when none)."""
+    metadata = {'reservation:pool-1': 'a'}
+    if tenants:
+        metadata['filter_tenant_id'] = ','.join(tenants)
+    aggregates.put(tree.ctx, tree.agg['a'], 'pool of A', metadata)
+
+
+def _grow(made, amount, **extra):
+    return dict(extra, reservations=[
+        {'id': made['reservations'][0]['id'], 'amount': amount}])
+
+
+@pytest.mark.parametrize('tenants', [(), ('C',)])
+def test_a_revoked_key_changes_no_pending_lease(leased, tenants):
+    """Issue 42: once A is off the pool (the operator's now, or C's), A's
+    member cannot raise (or move) its pending lease there: the answer of
+    a key no aggregate holds, and the lease stays as it was."""
+    leased.provider('a_dev2', aggs=['a'], inventory={'FPGA': {'total': 4}})
+    engine = leases.LEASES
+    made = engine.create(member('A'), 'A', _lease_body('reservation:pool-1'))
+    _revoke(leased, *tenants)
+    unknown = dict(_lease_body(UNKNOWN))
+    unknown['reservations'] = [dict(unknown['reservations'][0], amount=4)]
+    assert refusal(lambda: engine.update(
+        member('A'), made['id'], _grow(made, 4))) == refusal(
+            lambda: engine.create(member('A'), 'A', unknown))
+    later = (START + 3 * _HOUR).isoformat()
+    assert refusal(lambda: engine.update(member('A'), made['id'], {
+        'end_date': later})) == refusal(lambda: engine.create(
+            member('A'), 'A', dict(_lease_body(UNKNOWN), end_date=later)))
+    assert engine.get(leased.ctx, made['id']) == made
+    # A rename chooses nothing: it needs no key.
+    assert engine.update(member('A'), made['id'], {'name': 'kept'})[
+        'reservations'] == made['reservations']
+    # Whoever may carry the key now may grow the lease: the operator for
+    # A, or C its own lease.
+    owner, project = (member('C'), 'C') if tenants else (admin(), 'A')
+    theirs = engine.create(owner, project, _lease_body('reservation:pool-1'))
+    assert engine.update(owner, theirs['id'], _grow(theirs, 2))[
+        'reservations'][0]['amount'] == 2
+
+
+def test_a_revoked_key_neither_grows_nor_extends_an_active_lease(leased):
+    leased.provider('a_dev2', aggs=['a'], inventory={'FPGA': {'total': 4}})
+    engine = leases.LEASES
+    end = (START + _HOUR).isoformat()
+    made = engine.create(member('A'), 'A', dict(
+        _lease_body('reservation:pool-1'), start_date='now', end_date=end))
+    assert made['status'] == 'ACTIVE'
+    before = QUOTAS.get_project_usage(leased.ctx, 'A')['FPGA']
+    _revoke(leased, 'C')
+    for change in (_grow(made, 2), {'end_date': (
+            START + 2 * _HOUR).isoformat()}):
+        with pytest.raises(exception.NoValidAllocation) as refused:
+            engine.update(member('A'), made['id'], change)
+        assert 'within the requested aggregates' in str(refused.value)
+    assert engine.get(leased.ctx, made['id']) == made
+    assert QUOTAS.get_project_usage(leased.ctx, 'A')['FPGA'] == before
+    # An admin acting for A carries the key of C's pool no more either...
+    with pytest.raises(exception.NoValidAllocation):
+        engine.update(admin(), made['id'], _grow(made, 2))
+    # ...but of the operator's.
+    _revoke(leased)
+    with pytest.raises(exception.NoValidAllocation):
+        engine.update(member('A'), made['id'], _grow(made, 2))
+    grown = engine.update(admin(), made['id'], _grow(made, 2))
+    assert [(a['resource_provider_name'], a['amount'])
+            for a in grown['reservations'][0]['allocations']] == [
+        ('a_dev', 1), ('a_dev2', 1)]
