@@ -328,3 +328,25 @@ class ManagedByPlacement(Conflict):
                "source = placement): change %(what)s there; cyquota's copy "
                "follows at the next sync.")
     kind = 'managed_by_placement'
+
+
+# -- bounds of a project's leases and of the policy service ---------------
+
+class LeaseLimitExceeded(CyquotaException):
+    """The project holds ``[leases] max_leases_per_project`` leases (live,
+    and ERROR ones whose window has not passed) already."""
+
+    msg_fmt = ('Project %(project_id)s holds as many leases as [leases] '
+               'max_leases_per_project allows (%(limit)d: PENDING, ACTIVE, '
+               'and ERROR until their end_date); end one before creating '
+               'another.')
+    code = 403
+    kind = 'lease_limit'
+    title = 'Forbidden'
+
+
+class EnforcementUnavailable(EnforcementDenied):
+    """A usage-enforcement filter could not decide (its service could not
+    be reached, timed out, or answered neither allow nor deny): the request
+    is refused as a denial is, but a refused create is not stored (no ERROR
+    lease: the service refused nothing)."""

@@ -34,6 +34,10 @@ class Lease(models.TimestampMixin, models.Base):
                  'id'),
         sa.Index('leases_status_start_idx', 'status', 'start_date'),
         sa.Index('leases_status_end_idx', 'status', 'end_date'),
+        # What a project holds: its live leases, and its ERROR ones until
+        # their end ([leases] max_leases_per_project).
+        sa.Index('leases_project_status_end_idx', 'project_id', 'status',
+                 'end_date'),
     )
 
     id = sa.Column(types.identifier(36), primary_key=True)
@@ -44,6 +48,23 @@ class Lease(models.TimestampMixin, models.Base):
     end_date = sa.Column(types.DateTime, nullable=False)
     status = sa.Column(sa.String(16), nullable=False)
     status_reason = sa.Column(sa.String(1024), nullable=True)
+
+
+class LeaseProject(models.TimestampMixin, models.Base):
+    """A project that has made a lease: each lease create locks (and
+    writes) its row, so that a project's creates count its leases one at a
+    time ([leases] max_leases_per_project)."""
+
+    __tablename__ = 'lease_projects'
+    __table_args__ = (
+        sa.CheckConstraint('live >= 0', name='ck_lease_projects_live'),
+    )
+
+    project_id = sa.Column(types.identifier(255), primary_key=True)
+    #: The project's PENDING and ACTIVE leases: counted at create and end,
+    #: so that a create never counts the project's leases in an index.
+    live = sa.Column(sa.Integer, nullable=False, default=0,
+                     server_default='0')
 
 
 class LeaseReservation(models.TimestampMixin, models.Base):

@@ -25,6 +25,7 @@ import requests
 
 from cyquota.enforcement import base
 from cyquota.enforcement import deadline
+from cyquota import exception
 from cyquota.redaction import mask_url
 
 LOG = logging.getLogger(__name__)
@@ -177,7 +178,9 @@ class ExternalServiceFilter(base.BaseFilter):
         LOG.warning('%s %s of lease %s: POST %s -> %s in %.3fs: refused',
                     self.name, call, lease_id, url, answer.describe(),
                     answer.seconds)
-        self.deny(ERROR_REFUSAL % answer.describe())
+        # Undecided, not denied: a create refused so leaves no ERROR lease.
+        raise exception.EnforcementUnavailable(
+            filter=self.name, reason=ERROR_REFUSAL % answer.describe())
 
     def _post(self, url, document):
         """POST ``document`` to ``url``: its :class:`Answer`, within

@@ -14,18 +14,19 @@ with dates as ISO 8601 strings with their UTC offset.
 A create or update runs in three steps: the request is checked and
 devices are chosen for the window without locks (the filters are shown
 them); the usage-enforcement filters run, outside any transaction; then
-one transaction locks, in the ledger's order, the lease's row (an update),
-the project's quota rows (``QUOTAS.lease_holdings``) and the chosen
-providers (``placement.windows``), checks the window against quota and
-device capacity (reading the calendar's overlapping windows of both in
-one query, ``calendar.Overlaps``), and writes.
+one transaction locks, in the ledger's order, the lease's row (an update)
+or the project's lease row (a create, which counts the project's leases
+under it: ``[leases] max_leases_per_project``), the project's quota rows
+(``QUOTAS.lease_holdings``) and the chosen providers
+(``placement.windows``), checks the window against quota and device
+capacity (reading the calendar's overlapping windows of both in one
+query, ``calendar.Overlaps``), and writes.
 Start and end (periodic, or DELETE) lock the lease's row first, so each
 happens exactly once; with ``[placement] write_leases`` they record what
 the cloud's Placement should hold, applied once committed
 (``cyquota.cloud.lease_writeback``)."""
 
 from oslo_log import log as logging
-import uuid6
 
 from cyquota import calendar
 from cyquota.cloud import lease_writeback
@@ -50,15 +51,6 @@ from cyquota.quota import validation
 LOG = logging.getLogger(__name__)
 
 _FINAL = (lease_models.ENDED, lease_models.ERROR)
-
-
-def _new_id():
-    """A new lease's or lease reservation's id: a UUID that begins with
-    the time it was made (version 7), so that the rows of new leases go
-    to the end of their tables' primary keys (InnoDB stores a table in
-    its primary key's order: a random id writes to a random page, which
-    a calendar larger than the buffer pool reads from disk first)."""
-    return str(uuid6.uuid7())
 
 
 class LeaseEngine:
@@ -95,27 +87,35 @@ class LeaseEngine:
         (ACTIVE when it starts now, else PENDING).
 
         :raises InvalidLease: (400) a bad value, naming the field.
+        :raises LeaseLimitExceeded: (403) the project holds ``[leases]
+            max_leases_per_project`` leases already; nothing is stored.
         :raises EnforcementDenied: (403) a filter refused it; the lease is
-            stored in ERROR with the filter's message as status_reason.
+            stored in ERROR with the filter's message as status_reason (an
+            EnforcementUnavailable, undecided, stores nothing).
         :raises OverQuota: (403) the window does not fit the quota.
         :raises NoValidAllocation: (409) no devices for the window.
         """
         validation.project_id(project_id)
         now = models.utcnow()
         request = request_mod.parse_create(lease, now)
-        lease_id = _new_id()
+        lease_id = store.new_id()
         request.name = request.name or lease_id
         for r in request.reservations:
-            r.id = _new_id()
+            r.id = store.new_id()
         document = None
         if self.chain.filters:  # Else no document: nothing to read.
             with db_api.reader(context) as session:
+                conn = session.connection()
+                # A project at its bound asks no policy service.
+                store.check_room(conn, project_id, now)
                 document = self._payload(
-                    session.connection(), request,
+                    conn, request,
                     carrier=pools.Carrier.of(context, project_id))
         try:
             self.chain.check_create(context, document, lease_id=lease_id,
                                     project_id=project_id)
+        except exception.EnforcementUnavailable:
+            raise  # Nothing refused the lease: there is none to list.
         except exception.EnforcementDenied as denied:
             self._store_refused(context, lease_id, project_id, request,
                                 denied.message)
@@ -135,6 +135,8 @@ class LeaseEngine:
     @db_api.retry_on_conflict
     def _store_refused(self, context, lease_id, project_id, request, reason):
         with db_api.writer_connection(context) as conn:
+            # ERROR leases count too: a project at its bound stores none.
+            store.lock_room(conn, project_id, models.utcnow(), live=False)
             batch = write_batch.WriteBatch(conn)
             store.insert(batch, lease_id, project_id, context.user_id,
                          request, lease_models.ERROR,
@@ -152,6 +154,7 @@ class LeaseEngine:
         status = lease_models.ACTIVE if starts else lease_models.PENDING
         amounts = request.amounts()
         with db_api.writer_connection(context) as conn:
+            store.lock_room(conn, project_id, now)
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
             # The quota's windows are read with the devices'.
@@ -355,6 +358,7 @@ class LeaseEngine:
             if row.status in _FINAL:
                 raise exception.LeaseConflict(action='end', lease_id=lease_id,
                                               status=row.status)
+            store.release_room(conn, row.project_id)
             request = store.request_of(conn, row)
             document = self._payload(conn, request, lease_id=lease_id)
             amounts = request.amounts()

@@ -8,7 +8,10 @@ only what the values mean, which a schema cannot say: dates with their UTC
 offset (or ``"now"``), a start at most 60 s in the past, an end after the
 start, ``accelerator:<RESOURCE>`` resource types of counted resources,
 amounts, ``member_of`` values as Placement parses them, name and pool key
-lengths, ``[leases] max_reservations``, reservation ids of the lease.
+lengths, reservation ids of the lease, and the bounds of ``[leases]``: at
+most ``max_reservations`` reservations, a window of ``min_duration`` to
+``max_duration`` seconds, a ``member_of`` of at most
+``max_member_of_entries`` values and ``max_member_of_bytes`` bytes.
 """
 
 import dataclasses
@@ -121,6 +124,17 @@ def _resource(field, value):
 def _member_of(field, value):
     if value is None:
         return []
+    # Bounded before it is parsed: it is stored, and shown with the lease.
+    entries = CONF.leases.max_member_of_entries
+    if len(value) > entries:
+        raise _invalid(field, 'at most %d values ([leases] '
+                       'max_member_of_entries), got %d'
+                       % (entries, len(value)))
+    size = sum(len(item.encode('utf-8')) for item in value)
+    if size > CONF.leases.max_member_of_bytes:
+        raise _invalid(field, 'at most %d bytes in all ([leases] '
+                       'max_member_of_bytes), got %d'
+                       % (CONF.leases.max_member_of_bytes, size))
     try:
         member_of_mod.parse(value)
     except exception.InvalidMemberOf as error:
@@ -144,12 +158,28 @@ def _reservation(index, item):
         _member_key(where + '.member_key', item.get('member_key')))
 
 
+def _duration(start, end):
+    """Refuse a window shorter than ``[leases] min_duration`` or longer
+    than ``max_duration`` (naming ``end_date``)."""
+    seconds = (end - start).total_seconds()
+    # Every digit a date gives (microseconds), none it does not.
+    lasts = ('%f' % seconds).rstrip('0').rstrip('.')
+    shortest, longest = CONF.leases.min_duration, CONF.leases.max_duration
+    if seconds < shortest:
+        raise _invalid('end_date', 'the lease would last %s s, less than '
+                       '[leases] min_duration = %d s' % (lasts, shortest))
+    if seconds > longest:
+        raise _invalid('end_date', 'the lease would last %s s, more than '
+                       '[leases] max_duration = %d s' % (lasts, longest))
+
+
 def _window(start, end, now):
     if start < now - START_GRACE:
         raise _invalid('start_date', 'it lies more than %d s in the past'
                        % START_GRACE.total_seconds())
     if end <= start:
         raise _invalid('end_date', 'it is not after start_date')
+    _duration(start, end)
 
 
 def parse_create(lease, now):
@@ -188,6 +218,9 @@ def parse_update(lease_id, changes, current, active, now):
                                        'ends a lease now)')
         if end <= start:
             raise _invalid('end_date', 'it is not after start_date')
+        if end != current.end:
+            # Measured from its original start, as the filter does.
+            _duration(start, end)
     elif start != current.start or end != current.end:
         _window(start, end, now)
     reservations = [dataclasses.replace(r) for r in current.reservations]

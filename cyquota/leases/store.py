@@ -4,8 +4,10 @@ import collections
 import json
 
 import sqlalchemy as sa
+import uuid6
 
 from cyquota import calendar
+from cyquota.conf import CONF
 from cyquota.db import lease_models
 from cyquota.db import markers
 from cyquota.db import models
@@ -16,12 +18,22 @@ from cyquota.placement import providers
 from cyquota.placement import windows
 
 _leases = lease_models.Lease.__table__
+_projects = lease_models.LeaseProject.__table__
 _reservations = lease_models.LeaseReservation.__table__
 
 #: A lease's row as ``insert`` stored it (the columns a view shows).
 StoredLease = collections.namedtuple('StoredLease', [
     'id', 'project_id', 'user_id', 'name', 'start_date', 'end_date',
     'status', 'status_reason', 'created_at', 'updated_at'])
+
+
+def new_id():
+    """A new lease's or lease reservation's id: a UUID that begins with
+    the time it was made (version 7), so that the rows of new leases go
+    to the end of their tables' primary keys (InnoDB stores a table in
+    its primary key's order: a random id writes to a random page, which
+    a calendar larger than the buffer pool reads from disk first)."""
+    return str(uuid6.uuid7())
 
 
 def insert(batch, lease_id, project_id, user_id, request, status, root_ids,
@@ -47,6 +59,79 @@ def insert(batch, lease_id, project_id, user_id, request, status, root_ids,
              span=span, created_at=now)
         for index, r in enumerate(request.reservations)])
     return row
+
+
+def _errors(project_id, now, most):
+    """The count, up to ``most``, of the project's ERROR leases whose end
+    has not come (a range of ``leases_project_status_end_idx``, read from
+    the index alone)."""
+    rows = (sa.select(_leases.c.id)
+            .where(_leases.c.project_id == project_id,
+                   _leases.c.status == lease_models.ERROR,
+                   _leases.c.end_date > now)
+            .limit(most).subquery())
+    return sa.select(sa.func.count()).select_from(rows).scalar_subquery()
+
+
+def held(conn, project_id, now, most):
+    """How many leases ``project_id`` holds (``max_leases_per_project``
+    counts them): its PENDING and ACTIVE ones (its ``lease_projects`` row's
+    ``live``) and its ERROR ones whose end has not come, counted up to
+    ``most``: one query, whatever the number of leases."""
+    live = (sa.select(_projects.c.live)
+            .where(_projects.c.project_id == project_id).scalar_subquery())
+    return conn.execute(sa.select(
+        sa.func.coalesce(live, 0) + _errors(project_id, now, most))).scalar()
+
+
+def _refuse_past(project_id, count):
+    most = CONF.leases.max_leases_per_project
+    if count >= most:
+        raise exception.LeaseLimitExceeded(project_id=project_id,
+                                           held=count, limit=most)
+
+
+def check_room(conn, project_id, now):
+    """Refuse (LeaseLimitExceeded) a new lease of a project that holds
+    ``[leases] max_leases_per_project`` leases already (without locks: a
+    create checks again under ``lock_room``)."""
+    _refuse_past(project_id, held(conn, project_id, now,
+                                  CONF.leases.max_leases_per_project))
+
+
+def lock_room(conn, project_id, now, live=True):
+    """Take a slot of the project's leases for a new lease, ``live``
+    (PENDING or ACTIVE: counted in its row until ``release_room``) or not
+    (ERROR), or refuse (LeaseLimitExceeded) when the project holds
+    ``[leases] max_leases_per_project`` leases already; the caller's
+    transaction, rolled back by the refusal, stores the lease.
+
+    The project's ``lease_projects`` row is locked before any other row of
+    the transaction, so that two creates of the project count one after
+    the other; it is written, not only locked: on a Galera cluster a write
+    reaches the other nodes (through certification) where a lock does not.
+    A project's first create inserts it; a concurrent first insert fails on
+    the primary key and the caller's transaction is retried
+    (``db_api.retry_on_conflict``)."""
+    taken = 1 if live else 0
+    found = conn.execute(_projects.update()
+                         .where(_projects.c.project_id == project_id)
+                         .values(live=_projects.c.live + taken,
+                                 updated_at=now)).rowcount
+    if not found:
+        conn.execute(_projects.insert().values(
+            project_id=project_id, live=taken, created_at=now))
+    most = CONF.leases.max_leases_per_project
+    _refuse_past(project_id, held(conn, project_id, now, most) - taken)
+
+
+def release_room(conn, project_id):
+    """A live lease of the project has ended: its slot is free (run before
+    the transaction locks the project's quota rows, as ``lock_room``)."""
+    conn.execute(_projects.update()
+                 .where(_projects.c.project_id == project_id,
+                        _projects.c.live > 0)
+                 .values(live=_projects.c.live - 1))
 
 
 def lock(conn, lease_id):

@@ -23,6 +23,7 @@ import pytest
 import sqlalchemy as sa
 
 from cyquota.conductor import rpc
+from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
@@ -74,6 +75,15 @@ def _due_work():
                        _leases.c.end_date <= now)).scalar()}
 
 
+@pytest.fixture
+def seconds_long():
+    """Leases of a few seconds (shorter than [leases] min_duration) for the
+    test."""
+    CONF.set_override('min_duration', 0, 'leases')
+    yield
+    CONF.clear_override('min_duration', 'leases')
+
+
 def _create_work(ctx, due_at):
     QUOTAS.limits.set_registered_limit(ctx, 'FPGA', LIMIT)
     QUOTAS.limits.set_registered_limit(ctx, 'GPU', LIMIT)
@@ -117,6 +127,7 @@ def _wait_until_done(timeout):
         time.sleep(0.2)
 
 
+@pytest.mark.usefixtures('seconds_long')
 @pytest.mark.parametrize('killed_in', ['expiry', 'lease end'])
 def test_conductor_killed_mid_work_the_other_finishes(conductors, rabbit,
                                                       ctx, killed_in):

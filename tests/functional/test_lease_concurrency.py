@@ -274,6 +274,7 @@ def _storm(number, model, projects, seconds, operations):
 
 _TABLES = {
     'leases': lease_models.Lease,
+    'lease_projects': lease_models.LeaseProject,
     'lease_reservations': lease_models.LeaseReservation,
     'lease_allocations': placement_models.LeaseAllocation,
     'device_allocations': placement_models.DeviceAllocation,
@@ -405,6 +406,15 @@ def check_books(books, setup):
             problems.append('lease %s %s holds devices %r, expected %r' % (
                 lease_id, lease['status'], dict(devices.get(lease_id, {})),
                 dict(expected)))
+
+    # Each project's count of live leases ([leases] max_leases_per_project).
+    live = collections.Counter(lease['project_id'] for lease in status.values()
+                               if lease['status'] in lease_models.LIVE)
+    counted = {row['project_id']: row['live']
+               for row in books['lease_projects']}
+    if {p: n for p, n in counted.items() if n} != dict(live):
+        problems.append('live leases counted %r, held %r' % (counted,
+                                                             dict(live)))
 
     # leased and promised of every row (project and tree) against the
     # leases; no negative count.

@@ -5,6 +5,7 @@ A ``cyquota-api`` and a ``cyquota-conductor`` (which expires reservations)
 run on PostgreSQL and share a ``PROMETHEUS_MULTIPROC_DIR``, as on one host
 of a deployment; a scrape of the API shows both processes' counts."""
 
+import datetime
 import os
 import subprocess
 import time
@@ -25,7 +26,10 @@ from tests.functional import conftest
 ADMIN = {'X-Roles': 'admin'}
 SERVICE = {'X-Roles': 'service'}
 MEMBER = {'X-Roles': 'member', 'X-Project-Id': 'p3', 'X-User-Id': 'u3'}
-FAR = '2099-01-01T00:00:00+00:00'
+# Within [leases] max_duration (a year) from now: midnight a month ahead.
+FAR = (datetime.datetime.now(datetime.timezone.utc).replace(
+    hour=0, minute=0, second=0, microsecond=0)
+    + datetime.timedelta(days=30)).isoformat()
 
 
 @pytest.fixture(scope='module')

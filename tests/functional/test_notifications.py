@@ -2,6 +2,7 @@
 listener on this test's own exchange and topic, and through
 oslo.messaging's ``test`` driver."""
 
+import datetime
 import queue
 import time
 
@@ -138,8 +139,10 @@ def _events_through_the_api(heard, ctx):
     api.put_json('/v1/resource_providers/%s/inventories' % provider, {
         'resource_provider_generation': 0,
         'inventories': {'FPGA': {'total': 4}}}, headers=ADMIN)
+    end = (datetime.datetime.now(datetime.timezone.utc).replace(
+        microsecond=0) + datetime.timedelta(days=1)).isoformat()
     lease = api.post_json('/v1/leases', {'lease': {
-        'end_date': '2099-01-01T00:00:00+00:00', 'reservations': [
+        'end_date': end, 'reservations': [
             {'resource_type': 'accelerator:FPGA', 'amount': 1}]}},
         headers=MEMBER).json['lease']
     api.delete('/v1/leases/%s' % lease['id'], headers=MEMBER)
@@ -149,7 +152,7 @@ def _events_through_the_api(heard, ctx):
         data = _data(notifications.LEASE, payload)
         assert (data['id'], data['project_id'], data['user_id'],
                 data['status']) == (lease['id'], 'p3', 'u3', status)
-        assert data['end_date'] == '2099-01-01T00:00:00+00:00'
+        assert data['end_date'] == end
     with pytest.raises(queue.Empty):
         heard.next(timeout=0.5)
 

@@ -9,6 +9,7 @@ run the console script itself.
 """
 
 import contextlib
+import datetime
 import io
 import json
 import os
@@ -28,7 +29,10 @@ from tests.functional import api_server
 from tests.functional import keystone_server
 
 OPENSTACK = str(api_server.support.BIN / 'openstack')
-FUTURE = '2099-01-01T00:00:00+00:00'
+# Within [leases] max_duration (a year) from now: midnight a month ahead.
+FUTURE = (datetime.datetime.now(datetime.timezone.utc).replace(
+    hour=0, minute=0, second=0, microsecond=0)
+    + datetime.timedelta(days=30)).isoformat()
 
 
 def _environment():

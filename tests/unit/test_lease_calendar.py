@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from cyquota import calendar
+from cyquota.conf import CONF
 from cyquota.context import get_admin_context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
@@ -334,7 +335,12 @@ def check_windows_to_the_end_of_time(ctx):
         return leases.LEASES.create(ctx, project, dict(
             start_date=start, end_date=end, reservations=[
                 {'resource_type': 'accelerator:FPGA', 'amount': amount}]))
-    far = lease('p1', 30, _at(1), '9999-12-31T00:00:00+00:00')
+    # The operator's to allow: [leases] max_duration is a year by default.
+    CONF.set_override('max_duration', 10 ** 12, 'leases')
+    try:
+        far = lease('p1', 30, _at(1), '9999-12-31T00:00:00+00:00')
+    finally:
+        CONF.clear_override('max_duration', 'leases')
     assert far['status'] == 'PENDING'
     with pytest.raises(exception.NoValidAllocation):
         lease('p2', 3, _at(5000), _at(5001))

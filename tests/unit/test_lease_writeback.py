@@ -4,6 +4,7 @@ option's check, nothing written when it is off, and a lease that commits
 whatever Placement does (an address where nothing answers). The
 functional tests run it against a real Placement."""
 
+import datetime
 import uuid
 
 import pytest
@@ -123,7 +124,9 @@ def api(sqlite_db, ctx):
 
 def _lease(api):
     return api.post_json('/v1/leases', {'lease': {
-        'end_date': '2999-01-01T00:00:00+00:00', 'reservations': [
+        'end_date': (datetime.datetime.now(datetime.timezone.utc)
+                     + datetime.timedelta(days=1)).isoformat(),
+        'reservations': [
             {'resource_type': 'accelerator:GPU', 'amount': 2}]}},
         headers=MEMBER, status=201).json['lease']
 

@@ -6,8 +6,12 @@ from cyquota.api.types import lease as lease_types
 
 _REFUSED = op.error_document(
     'Over quota in the window (``cyquota.over_quota``, with ``overs``), '
-    'denied by a usage-enforcement filter (``cyquota.enforcement_denied``) '
-    'or refused by policy.')
+    'denied by a usage-enforcement filter (``cyquota.enforcement_denied``), '
+    'the project at ``[leases] max_leases_per_project`` '
+    '(``cyquota.lease_limit``, on create) or refused by policy.')
+_NOT_FOUND = op.error_document(
+    'No such lease, or a lease the caller may not read: the same answer '
+    '(``cyquota.lease_not_found``), so that no id is confirmed.')
 
 
 def paths(components):
@@ -28,10 +32,14 @@ holdings and every lease that overlaps it. A lease starting now is
 ``ACTIVE`` in the answer, a later one ``PENDING``. ``start_date``
 and ``end_date`` are ISO 8601 with a UTC offset; ``start_date``
 may be ``"now"``, null or absent (now), at most 60 s in the past;
-``end_date`` must be after it. A refusal: 403
-``cyquota.over_quota`` (with ``overs``), 409
+``end_date`` must be after it, by ``[leases] min_duration`` to
+``max_duration`` seconds; a ``member_of`` holds at most ``[leases]
+max_member_of_entries`` values and ``max_member_of_bytes`` bytes.
+A refusal: 403 ``cyquota.over_quota`` (with ``overs``), 409
 ``cyquota.no_valid_allocation``, 403 ``cyquota.enforcement_denied``
-(the lease is kept in ``ERROR``).''',
+(the lease is kept in ``ERROR``, unless the policy service could
+not decide: then nothing is stored), 403 ``cyquota.lease_limit``
+(the project holds ``[leases] max_leases_per_project`` leases).''',
                 'requestBody': op.body(lease_schemas.POST_LEASE, example={
                     'lease': {
                         'name': 'training', 'start_date': 'now',
@@ -75,7 +83,8 @@ project (any project's, for an admin listing all) is a 400
                 'summary': "A lease (its project's readers and members; "
                            'admins).',
                 'responses': op.answers(
-                    {'200': op.answer('The lease.', lease)}, 403, 404)},
+                    {'200': op.answer('The lease.', lease)}, 403,
+                    s404=_NOT_FOUND)},
             'put': {
                 'operationId': 'updateLease',
                 'summary': "Change a lease (its project's members; admins).",
@@ -97,7 +106,8 @@ runs and the window is checked again; a refusal changes nothing. An
                     'lease': {'end_date': '2027-01-01T18:00:00+00:00'}}),
                 'responses': op.answers(
                     {'200': op.answer('The lease as changed.', lease)},
-                    400, 404, 409, 413, 415, 503, s403=_REFUSED)},
+                    400, 409, 413, 415, 503, s403=_REFUSED,
+                    s404=_NOT_FOUND)},
             'delete': {
                 'operationId': 'deleteLease',
                 'summary': "End a lease now (its project's members; "
@@ -106,6 +116,6 @@ runs and the window is checked again; a refusal changes nothing. An
                                "usage-enforcement filters' ``on_end`` is "
                                'called. An ``ENDED`` or ``ERROR`` lease is a '
                                '409.',
-                'responses': op.answers({'204': op.NO_CONTENT},
-                                        403, 404, 409)}},
+                'responses': op.answers({'204': op.NO_CONTENT}, 403, 409,
+                                        s404=_NOT_FOUND)}},
     }

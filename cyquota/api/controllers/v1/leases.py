@@ -13,7 +13,9 @@ partial lease) and ``DELETE`` (an early end, 204) act on
 The JSON schemas and body types check the shape and the JSON types; the
 LeaseEngine checks the values and says which field it refuses. Policy is
 judged against the lease's project, so a lease is read before a call on
-it is authorized (an unknown id is a 404 to anyone).
+it is authorized; a lease the caller may not read is answered as an
+unknown id is (404, the same body), so that ids of other projects' leases
+cannot be confirmed.
 """
 
 import pecan
@@ -67,7 +69,12 @@ class LeaseController:
         allows the call on the lease's project."""
         context = pecan.request.context
         lease = leases.LEASES.get(context, self.lease_id)
-        policy.authorize(context, rule, {'project_id': lease['project_id']})
+        target = {'project_id': lease['project_id']}
+        try:
+            policy.authorize(context, rules.SHOW, target)
+        except exception.PolicyNotAuthorized:
+            raise exception.LeaseNotFound(lease_id=self.lease_id) from None
+        policy.authorize(context, rule, target)
         return context, lease
 
     @pecan.expose(generic=True)
