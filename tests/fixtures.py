@@ -2,14 +2,16 @@
 database, create or drop a throw-away database on a real server (both from
 ``benchmarks.support``, which the benchmarks use too), and empty the
 tables between tests, watch the SQL statements sent, and run workers in
-processes of their own."""
+processes of their own (or in pools of them, one per database)."""
 
 import contextlib
 import multiprocessing
 
+import pytest
 import sqlalchemy as sa
 
 from benchmarks import support
+from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import attachment_models  # noqa: F401 (registers tables)
 from cyquota.db import lease_models  # noqa: F401 (registers tables)
@@ -43,6 +45,51 @@ def statements_sent(engine=None):
         yield sent
     finally:
         sa.event.remove(engine, 'before_cursor_execute', seen)
+
+
+def start_worker(url):
+    """The first step of a spawned worker process: the options' defaults,
+    and cyquota pointed at ``url`` (migrated already)."""
+    CONF([], project='cyquota', default_config_files=[])
+    use_database(url, migrate=False)
+
+
+class WorkerPools:
+    """Pools of spawned worker processes, one per database URL, each
+    started once (spawning is slow) and all joined by ``close()``."""
+
+    def __init__(self, workers, initializer):
+        self._workers = workers
+        self._initializer = initializer
+        self._pools = {}
+
+    def of(self, url):
+        """The pool of ``url``: its processes each first run
+        ``initializer(url, barrier)``, one barrier of them all."""
+        if url not in self._pools:
+            spawn = multiprocessing.get_context('spawn')
+            self._pools[url] = spawn.Pool(
+                self._workers, self._initializer,
+                (url, spawn.Barrier(self._workers)))
+        return self._pools[url]
+
+    def close(self):
+        """Close every pool and wait for its processes to exit."""
+        for pool in self._pools.values():
+            pool.close()
+            pool.join()
+
+
+def worker_pools(workers, initializer):
+    """The fixture ``worker_pools`` of a test module, to assign to that
+    name there: its ``WorkerPools(workers, initializer)``, closed once the
+    module's tests are done."""
+    @pytest.fixture(scope='module', name='worker_pools')
+    def fixture():
+        pools = WorkerPools(workers, initializer)
+        yield pools
+        pools.close()
+    return fixture
 
 
 def results_of_workers(target, arguments, timeout=300):

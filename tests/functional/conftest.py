@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from cyquota.conf import CONF
 from tests import fixtures
 from tests.functional import keystone_server
 from tests.functional.rabbitmq import (  # noqa: F401 (fixtures)
@@ -54,6 +55,15 @@ def backend(request, _server_databases):
 def db_url(backend, _server_databases):
     """The URL of the current backend's test database."""
     return _server_databases[backend]
+
+
+@pytest.fixture
+def seconds_long():
+    """Leases of a few seconds (shorter than [leases] min_duration) for the
+    test."""
+    CONF.set_override('min_duration', 0, 'leases')
+    yield
+    CONF.clear_override('min_duration', 'leases')
 
 
 @pytest.fixture

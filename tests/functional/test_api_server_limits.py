@@ -7,41 +7,13 @@ each is far shorter than what the old defaults (100 connections, idle ones
 closed after 120 to 150 s) would need.
 """
 
-import contextlib
-import socket
-import time
-
 import pytest
 import requests
 
 from tests.functional import api_server
+from tests.functional import idle_sockets
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@contextlib.contextmanager
-def _idle(server, count):
-    """``count`` connections to ``server`` that never send a byte."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sockets.append(socket.create_connection(
-                ('127.0.0.1', server.port), timeout=10))
-        yield sockets
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def _closed_by_the_server(sock, timeout):
-    """Whether the server closes ``sock`` within ``timeout`` seconds."""
-    sock.settimeout(timeout)
-    try:
-        return sock.recv(1) == b''
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
 
 
 def test_idle_connections_past_the_old_limit_leave_the_api_serving(
@@ -49,13 +21,11 @@ def test_idle_connections_past_the_old_limit_leave_the_api_serving(
     """The defaults: 110 idle connections (past waitress's own limit of
     100) and the API still answers, then closes them once idle."""
     with api_server.ApiServer(sqlite_db, directory=tmp_path) as server, \
-            _idle(server, 110) as idle:
+            idle_sockets.idle_connections(server.port, 110) as idle:
         answer = requests.get(server.url + '/', timeout=30)
         assert answer.status_code == 200
         # [api] idle_timeout is 10 s by default.
-        deadline = time.monotonic() + 60
-        assert all(_closed_by_the_server(
-            sock, max(1, deadline - time.monotonic())) for sock in idle)
+        assert idle_sockets.all_closed_by_the_server(idle, 60)
 
 
 def test_idle_connections_are_dropped_to_let_a_request_in(tmp_path,
@@ -65,12 +35,10 @@ def test_idle_connections_are_dropped_to_let_a_request_in(tmp_path,
     options = {'api': {'connection_limit': '10', 'idle_timeout': '2'}}
     with api_server.ApiServer(sqlite_db, options=options,
                               directory=tmp_path) as server, \
-            _idle(server, 30) as idle:
+            idle_sockets.idle_connections(server.port, 30) as idle:
         answer = requests.get(server.url + '/', timeout=60)
         assert answer.status_code == 200
-        deadline = time.monotonic() + 60
-        assert all(_closed_by_the_server(
-            sock, max(1, deadline - time.monotonic())) for sock in idle)
+        assert idle_sockets.all_closed_by_the_server(idle, 60)
         assert 'no longer accepting new connections' in server.log()
 
 
@@ -80,7 +48,7 @@ def test_the_connection_limit_holds(tmp_path, sqlite_db):
     options = {'api': {'connection_limit': '10', 'idle_timeout': '120'}}
     with api_server.ApiServer(sqlite_db, options=options,
                               directory=tmp_path) as server:
-        with _idle(server, 10):
+        with idle_sockets.idle_connections(server.port, 10):
             with pytest.raises(requests.ReadTimeout):
                 requests.get(server.url + '/', timeout=3)
         # Closed by the client: their places are free again.

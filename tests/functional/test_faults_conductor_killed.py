@@ -23,7 +23,6 @@ import pytest
 import sqlalchemy as sa
 
 from cyquota.conductor import rpc
-from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
@@ -73,15 +72,6 @@ def _due_work():
                 sa.select(sa.func.count()).select_from(_leases)
                 .where(_leases.c.status == lease_models.ACTIVE,
                        _leases.c.end_date <= now)).scalar()}
-
-
-@pytest.fixture
-def seconds_long():
-    """Leases of a few seconds (shorter than [leases] min_duration) for the
-    test."""
-    CONF.set_override('min_duration', 0, 'leases')
-    yield
-    CONF.clear_override('min_duration', 'leases')
 
 
 def _create_work(ctx, due_at):

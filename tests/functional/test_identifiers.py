@@ -16,16 +16,12 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota.db import types
 from cyquota.quota import QUOTAS
+from tests.functional import api_callers
 from tests import migration_sync
 
-ADMIN = {'X-Project-Id': 'ops', 'X-User-Id': 'admin', 'X-Roles': 'admin'}
-START = (datetime.datetime.now(datetime.timezone.utc).replace(
-    minute=0, second=0, microsecond=0) + datetime.timedelta(hours=2))
-
-
-def member(project):
-    return {'X-Project-Id': project, 'X-User-Id': 'u-' + project,
-            'X-Roles': 'member,reader'}
+ADMIN = api_callers.ADMIN
+START = api_callers.START
+member = api_callers.member
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ more than the bound are stored, live or ERROR.
 
 import datetime
 import logging
-import multiprocessing
 
 import pytest
 
@@ -27,7 +26,6 @@ pytestmark = pytest.mark.timeout(300)
 WORKERS = 8
 BOUND = 3
 PROJECT = 'bounded'
-SPAWN = multiprocessing.get_context('spawn')
 _START_TIMEOUT = 120
 
 _start = None
@@ -36,8 +34,7 @@ _start = None
 def _start_worker(url, start):
     global _start
     _start = start
-    CONF([], project='cyquota', default_config_files=[])
-    fixtures.use_database(url, migrate=False)
+    fixtures.start_worker(url)
     CONF.set_override('max_leases_per_project', BOUND, 'leases')
     CONF.set_override('timeout', 2, 'enforcement_external')
     logging.getLogger('cyquota').setLevel(logging.ERROR)
@@ -78,24 +75,15 @@ def _create(number, policy_url):
     return 'created'
 
 
-@pytest.fixture(scope='module')
-def _pools():
-    pools = {}
-    yield pools
-    for pool in pools.values():
-        pool.close()
-        pool.join()
+worker_pools = fixtures.worker_pools(WORKERS, _start_worker)
 
 
 @pytest.fixture
-def creates(db_url, ctx, _pools):
+def creates(db_url, ctx, worker_pools):
     """``creates(policy_url)``: WORKERS processes create a lease each at
     once (started once per database, spawning is slow); returns what came
     of them."""
-    if db_url not in _pools:
-        _pools[db_url] = SPAWN.Pool(WORKERS, _start_worker,
-                                    (db_url, SPAWN.Barrier(WORKERS)))
-    pool = _pools[db_url]
+    pool = worker_pools.of(db_url)
     tree = Tree(ctx)
     tree.provider('cn1')
     tree.provider('dev1', parent='cn1',

@@ -67,8 +67,7 @@ _start = None
 def _start_worker(url, start):
     global _start
     _start = start
-    CONF([], project='cyquota', default_config_files=[])
-    fixtures.use_database(url, migrate=False)
+    fixtures.start_worker(url)
     # Refusals are expected by the thousand; their log lines are noise.
     logging.getLogger('cyquota').setLevel(logging.WARNING)
 

@@ -78,15 +78,6 @@ def _statuses():
     return [lease['status'] for lease in _table('leases')]
 
 
-@pytest.fixture
-def seconds_long():
-    """Leases of a few seconds (shorter than [leases] min_duration) for the
-    test."""
-    CONF.set_override('min_duration', 0, 'leases')
-    yield
-    CONF.clear_override('min_duration', 'leases')
-
-
 @pytest.mark.usefixtures('seconds_long')
 def test_two_conductors_start_and_end_each_lease_once(backend, db_url, ctx):
     QUOTAS.limits.set_registered_limit(ctx, RESOURCE, LEASES)

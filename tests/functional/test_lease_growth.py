@@ -100,15 +100,6 @@ def _books(ctx):
     return problems + (['quota check: %r' % (found,)] if found else [])
 
 
-@pytest.fixture
-def seconds_long():
-    """Leases of a few seconds (shorter than [leases] min_duration), to
-    see one end."""
-    CONF.set_override('min_duration', 0, 'leases')
-    yield
-    CONF.clear_override('min_duration', 'leases')
-
-
 @pytest.mark.usefixtures('seconds_long')
 @pytest.mark.parametrize('ending', ['early', 'scheduled'])
 def test_a_grown_lease_keeps_the_books(backend, ctx, quota_check, ending):

@@ -7,7 +7,6 @@ same call in several processes at once (a barrier), so they collide on the
 same rows.
 """
 
-import multiprocessing
 import re
 import time
 
@@ -64,7 +63,6 @@ from tests.unit.test_engine import (  # noqa: F401 (run here on each server)
 
 WORKERS = 4
 ROUNDS = 12
-SPAWN = multiprocessing.get_context('spawn')
 
 clock = test_engine.clock
 
@@ -344,25 +342,16 @@ def _in_step(calls):
     return results, len(_collisions)
 
 
-@pytest.fixture(scope='module')
-def _pools():
-    pools = {}
-    yield pools
-    for pool in pools.values():
-        pool.close()
-        pool.join()
+worker_pools = fixtures.worker_pools(WORKERS, _start_worker)
 
 
 @pytest.fixture
-def in_step(db_url, _pools):
+def in_step(db_url, worker_pools):
     """``in_step(calls_of_worker_0, ...)``: one list of calls per worker,
     run round by round, each round's calls at the same moment in
     ``WORKERS`` processes. Returns each worker's results, and how many
     database errors (lost races) the ledger retried in all."""
-    if db_url not in _pools:
-        _pools[db_url] = SPAWN.Pool(WORKERS, _start_worker,
-                                    (db_url, SPAWN.Barrier(WORKERS)))
-    pool = _pools[db_url]
+    pool = worker_pools.of(db_url)
 
     def run(*per_worker):
         assert len(per_worker) == WORKERS

@@ -6,9 +6,7 @@ Idle connections cost no thread each and are closed; parallel scrapes read
 the usage rows once, and share the page they read."""
 
 import concurrent.futures
-import socket
 import threading
-import time
 
 import pytest
 import requests
@@ -20,6 +18,7 @@ from cyquota.api import metrics_page
 from cyquota import conf
 from cyquota.db import api as db_api
 from cyquota import quota
+from tests.functional import idle_sockets
 
 pytestmark = [pytest.mark.timeout(300),
               pytest.mark.parametrize('backend', ['postgresql'],
@@ -91,31 +90,12 @@ def test_parallel_scrapes_read_the_books_once(listener):
     assert fresh.count == one.count
 
 
-def _closed_by_the_server(sock, timeout):
-    sock.settimeout(timeout)
-    try:
-        return sock.recv(1) == b''
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
-
-
 def test_idle_connections_hold_no_thread_and_are_closed(listener):
     host, port = listener.split('/')[2].split(':')
     before = threading.active_count()
-    idle = []
-    try:
-        for _ in range(30):
-            idle.append(socket.create_connection((host, int(port)),
-                                                 timeout=10))
+    with idle_sockets.idle_connections(int(port), 30, host) as idle:
         # Served after the idle ones before it in the queue: every one of
         # them has been accepted (or dropped) by then.
         assert 'cyquota_quota_used' in _scrape(listener)
         assert threading.active_count() - before <= 2
-        deadline = time.monotonic() + 60
-        assert all(_closed_by_the_server(
-            sock, max(1, deadline - time.monotonic())) for sock in idle)
-    finally:
-        for sock in idle:
-            sock.close()
+        assert idle_sockets.all_closed_by_the_server(idle, 60)

@@ -11,19 +11,15 @@ import pytest
 import webtest
 
 from cyquota.api import app
+from tests.functional import api_callers
 
-ADMIN = {'X-Project-Id': 'ops', 'X-User-Id': 'admin', 'X-Roles': 'admin'}
+ADMIN = api_callers.ADMIN
+START = api_callers.START
+member = api_callers.member
 SERVICE = {'X-Project-Id': 'services', 'X-User-Id': 'nova',
            'X-Roles': 'service'}
 KEY = 'reservation:pool-1'
 UNKNOWN = 'reservation:no-such-pool'
-START = (datetime.datetime.now(datetime.timezone.utc).replace(
-    minute=0, second=0, microsecond=0) + datetime.timedelta(hours=2))
-
-
-def member(project):
-    return {'X-Project-Id': project, 'X-User-Id': 'u-' + project,
-            'X-Roles': 'member,reader'}
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from cyquota.conf import CONF
 from cyquota import exception
 from cyquota import leases
 from cyquota.quota import QUOTAS
 from tests import enforcement_helpers
+from tests.unit import strict_two_level
 from tests.unit.test_engine import clock, rows  # noqa: F401,H301
 from tests.unit.test_leases import at, lease, pool, usage  # noqa: F401,H301
 
@@ -188,13 +188,7 @@ def test_a_grow_shares_the_trees_limit(pool, ctx):  # noqa: F811
     """Under strict-two-level the root's limit (4) holds over the rest of
     the window for the whole tree: a child's lease grows into what the
     tree leaves free, and no further."""
-    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
-    QUOTAS.reset()
-    pool.provider('dev3', parent='cn1', inventory={'FPGA': {'total': 8}})
-    try:
-        QUOTAS.limits.set_project(ctx, 'root')
-        for child in ('a', 'b'):
-            QUOTAS.limits.set_project(ctx, child, parent_id='root')
+    with strict_two_level.root_over_a_and_b(pool, ctx):
         made = lease(ctx, 1, 'now', at(2), project='a')
         lease(ctx, 2, at(1), at(2), project='b')
         with pytest.raises(exception.OverQuota) as over:
@@ -210,6 +204,3 @@ def test_a_grow_shares_the_trees_limit(pool, ctx):  # noqa: F811
         LEASES.delete(ctx, made['id'])
         assert usage(ctx, 'a')['tree']['used'] == 0
         no_drift(ctx)
-    finally:
-        CONF.clear_override('enforcement_model', 'quota')
-        QUOTAS.reset()

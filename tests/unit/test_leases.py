@@ -14,6 +14,7 @@ from cyquota import exception
 from cyquota import leases
 from cyquota.quota import QUOTAS
 from tests.unit.placement.conftest import Tree
+from tests.unit import strict_two_level
 from tests.unit.test_engine import START, clock, rows  # noqa: F401,H301
 
 LEASES = leases.LEASES
@@ -297,13 +298,7 @@ def test_exempted_projects_skip_every_filter(service, ctx):
 
 
 def test_strict_two_level_trees_share_the_root_limit_over_time(pool, ctx):
-    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
-    QUOTAS.reset()
-    pool.provider('dev3', parent='cn1', inventory={'FPGA': {'total': 8}})
-    try:
-        QUOTAS.limits.set_project(ctx, 'root')
-        for child in ('a', 'b'):
-            QUOTAS.limits.set_project(ctx, child, parent_id='root')
+    with strict_two_level.root_over_a_and_b(pool, ctx):
         lease(ctx, 3, at(1), at(2), project='a')
         with pytest.raises(exception.OverQuota) as over:
             lease(ctx, 2, at(1), at(2), project='b')
@@ -316,9 +311,6 @@ def test_strict_two_level_trees_share_the_root_limit_over_time(pool, ctx):
         QUOTAS.reserve(ctx, 'b', {'FPGA': 1})
         with pytest.raises(exception.OverQuota):
             QUOTAS.reserve(ctx, 'b', {'FPGA': 1})
-    finally:
-        CONF.clear_override('enforcement_model', 'quota')
-        QUOTAS.reset()
 
 
 def test_a_device_promised_to_a_lease_cannot_be_deleted(pool, ctx):

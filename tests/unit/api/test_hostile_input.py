@@ -11,7 +11,6 @@ import webtest
 
 from cyquota.api import app
 from cyquota.api import validation
-from cyquota.conf import CONF
 from cyquota import exception
 
 ADMIN = {'X-Project-Id': 'admin-project', 'X-Roles': 'admin'}
@@ -78,16 +77,6 @@ def test_the_body_of_a_get_is_not_read(api):
         ADMIN, **JSON), body=b'[' * 10000)
     assert response.status_int == 200
     assert 'limits' in response.json
-
-
-@pytest.fixture
-def keystone_auth(sqlite_db):
-    CONF.set_override('auth_strategy', 'keystone', 'api')
-    CONF.set_override('www_authenticate_uri', 'http://127.0.0.1:5000/v3',
-                      'keystone_authtoken')
-    yield webtest.TestApp(app.setup_app())
-    CONF.clear_override('auth_strategy', 'api')
-    CONF.clear_override('www_authenticate_uri', 'keystone_authtoken')
 
 
 def test_the_version_document_drops_a_body_unread(keystone_auth):

@@ -137,16 +137,6 @@ def test_keystone_source_lists_limits_per_project_only(keystone_source):
         "the keystone limit source.")
 
 
-@pytest.fixture
-def keystone_auth(sqlite_db):
-    CONF.set_override('auth_strategy', 'keystone', 'api')
-    CONF.set_override('www_authenticate_uri', 'http://127.0.0.1:5000/v3',
-                      'keystone_authtoken')
-    yield webtest.TestApp(app.setup_app())
-    CONF.clear_override('auth_strategy', 'api')
-    CONF.clear_override('www_authenticate_uri', 'keystone_authtoken')
-
-
 @pytest.mark.parametrize('path', ['/v1/quota_usages/p1', '/v1/limits/model',
                                   '/v1/resource_providers'])
 def test_keystone_auth_refuses_a_request_without_a_token(keystone_auth,
