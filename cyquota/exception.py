@@ -337,7 +337,7 @@ class LeaseLimitExceeded(CyquotaException):
     and ERROR ones whose window has not passed) already."""
 
     msg_fmt = ('Project %(project_id)s holds as many leases as [leases] '
-               'max_leases_per_project allows (%(limit)d: PENDING, ACTIVE, '
+               'max_leases_per_project allows (%(limit)s: PENDING, ACTIVE, '
                'and ERROR until their end_date); end one before creating '
                'another.')
     code = 403
