@@ -30,13 +30,15 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
             with db_api.get_engine().connect() as conn:
                 conn.execute(sa.text('SELECT 1'))
         except Exception as error:  # any driver error: not healthy
+            # Masked here, for the answer and the log record alike.
+            details = redaction.mask(str(error),
+                                     redaction.configured_secrets(CONF))
             LOG.warning('Healthcheck: the database does not answer: %s',
-                        error)
+                        details)
             return pluginbase.HealthcheckResult(
                 available=False,
                 reason='Database unavailable (%s)' % type(error).__name__,
-                details=redaction.mask(
-                    str(error), redaction.configured_secrets(CONF)))
+                details=details)
         return pluginbase.HealthcheckResult(available=True,
                                             reason='Database OK',
                                             details=_mirror_detail())

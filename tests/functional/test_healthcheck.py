@@ -113,3 +113,25 @@ def test_links_follow_the_proxy_headers(sqlite_db):
                             'oslo_middleware')
     [link] = page['quota_usages_links']
     assert link['href'].startswith('https://quota.example/v1/quota_usages?')
+
+
+def test_detailed_shows_no_part_of_the_database_password():
+    # A password with an unencoded "@": the driver takes its tail for the
+    # host's name and its error names that host.
+    away = 'postgresql+psycopg2://postgres:s3cret@w0rd-tail@127.0.0.1:%d/c' % (
+        api_server.support.free_port())
+    CONF.set_override('max_retries', 0, 'database')
+    fixtures.use_database(away, migrate=False)
+    try:
+        app.setup_app()  # Registers the [healthcheck] options.
+        CONF.set_override('detailed', True, 'healthcheck')
+        answer = webtest.TestApp(app.setup_app()).get(
+            '/healthcheck', status=503, headers={'Accept': 'application/json'})
+        assert answer.json['detailed'] is True
+        details = str(answer.json)
+        assert 'could not translate host name' in details
+        assert 'w0rd-tail' not in details and 's3cret' not in details
+    finally:
+        CONF.clear_override('detailed', 'healthcheck')
+        CONF.clear_override('max_retries', 'database')
+        db_api.reset()
