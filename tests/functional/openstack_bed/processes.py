@@ -1,0 +1,114 @@
+"""The bed's processes: each in a process group of its own, its output in
+a log file of the bed's directory, all of them killed at teardown with
+whatever they started."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+from tests.functional.cached_venv import unavailable
+
+
+class Processes:
+    """The processes started in ``directory`` (their logs go there)."""
+
+    def __init__(self, directory):
+        self.directory = pathlib.Path(directory)
+        self.running = {}
+
+    def log_path(self, name):
+        return self.directory / ('%s.out' % name)
+
+    def start(self, name, argv, env=None):
+        """Start ``argv`` as ``name`` (a name unique in the bed); returns
+        the ``Popen``."""
+        with open(self.log_path(name), 'ab') as log:
+            process = subprocess.Popen(
+                [str(arg) for arg in argv], stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=dict(os.environ, **(env or {})), start_new_session=True)
+        self.running[name] = process
+        return process
+
+    def run(self, name, argv, env=None, timeout=600):
+        """Run ``argv`` to its end; ``unavailable`` when it fails."""
+        with open(self.log_path(name), 'ab') as log:
+            try:
+                subprocess.run([str(arg) for arg in argv], stdout=log,
+                               stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, check=True,
+                               env=dict(os.environ, **(env or {})),
+                               timeout=timeout)
+            except subprocess.SubprocessError as error:
+                unavailable('%s failed: %s\n%s' % (name, error,
+                                                   self.tail(name)))
+
+    def tail(self, name, size=3000):
+        """The end of ``name``'s output."""
+        path = self.log_path(name)
+        if not path.exists():
+            return ''
+        return path.read_bytes()[-size:].decode(errors='replace')
+
+    def check(self, name):
+        """``unavailable`` when ``name`` has exited."""
+        process = self.running[name]
+        if process.poll() is not None:
+            unavailable('%s exited with %s:\n%s' % (
+                name, process.returncode, self.tail(name)))
+
+    def stop(self, name, timeout=20):
+        """SIGTERM to ``name``'s group, SIGKILL after ``timeout`` s."""
+        process = self.running.pop(name)
+        _signal_group(process, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        # Children (workers, helper processes) may outlive the leader.
+        _signal_group(process, signal.SIGKILL)
+        process.wait()
+
+    def stop_all(self):
+        """Stop every process, the last started first."""
+        for name in reversed(list(self.running)):
+            self.stop(name, timeout=10)
+
+    def rss_bytes(self):
+        """The resident memory of every process of the bed's groups."""
+        groups = {process.pid for process in self.running.values()}
+        total = 0
+        for status in pathlib.Path('/proc').glob('[0-9]*/stat'):
+            try:
+                fields = status.read_text().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            # After the command: state, ppid, pgrp, ..., rss (24th field).
+            if int(fields[2]) in groups:
+                total += int(fields[21]) * os.sysconf('SC_PAGE_SIZE')
+        return total
+
+
+def _signal_group(process, signum):
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def wait_for(what, predicate, timeout, interval=0.5, alive=()):
+    """Return ``predicate()``'s first true value; ``unavailable`` naming
+    ``what`` after ``timeout`` s. ``alive``: callables run each round
+    (``Processes.check``) that stop the wait when a process died."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for check in alive:
+            check()
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            unavailable('%s did not happen within %d s' % (what, timeout))
+        time.sleep(interval)
