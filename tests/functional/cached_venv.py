@@ -1,12 +1,12 @@
 """OpenStack services from PyPI, for functional tests that run the real
-thing (Keystone, Placement, Blazar's filters).
+thing (Keystone, Placement, Nova, Cyborg, Blazar's filters).
 
 Each virtualenv is built once per package and version and cached between
 runs in ``~/.cache/cyquota/<package>-venv-<version>`` (``$XDG_CACHE_HOME``
 is honoured); one installed with a constraints file (a frozen working set
 the project keeps) is keyed by that file's hash as well, so that changing
-the file builds a new one. :func:`serve_script` is the small program that serves a
-service's WSGI application from its virtualenv on 127.0.0.1, and
+the file builds a new one. :func:`serve_script` is the small program that
+serves a service's WSGI application from its virtualenv on 127.0.0.1, and
 :func:`wait_until_answering` waits for it. When a service cannot be built
 or does not start, the tests fail under CI (``CI=true``) and are skipped
 elsewhere.

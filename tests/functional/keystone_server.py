@@ -2,12 +2,13 @@
 
 Keystone comes from PyPI into its own virtualenv, installed with the
 project's frozen constraints and cached between runs
-(``tests.functional.openstack_bed.venvs``). A ``Home`` is a temporary directory with Keystone's
-configuration, a SQLite database and key repositories, set up once with
-keystone-manage (db_sync, fernet_setup, credential_setup, bootstrap); it
-then serves Keystone's WSGI application on a free port of 127.0.0.1 with
-the enforcement model a test asks for, one server at a time. ``Identity``
-creates projects, users with a role and their tokens on a running one.
+(``tests.functional.openstack_bed.venvs``). A ``Home`` is a temporary
+directory with Keystone's configuration, a SQLite database and key
+repositories, set up once with keystone-manage (db_sync, fernet_setup,
+credential_setup, bootstrap); it then serves Keystone's WSGI application
+on a free port of 127.0.0.1 with the enforcement model a test asks for,
+one server at a time. ``Identity`` creates projects, users with a role
+and their tokens on a running one.
 
 When the virtualenv cannot be built or Keystone does not start, the tests
 fail under CI (``CI=true``) and are skipped elsewhere.

@@ -59,8 +59,10 @@ def main(argv=None):
     bed = openstack_bed.Bed(computes=args.computes,
                             cyquota_filter=args.cyquota_filter,
                             ledger=args.ledger)
-    # A SIGTERM tears down like Ctrl-C.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # A SIGTERM tears down like Ctrl-C, and Ctrl-C works even when a
+    # shell started us in the background (SIGINT ignored).
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
     try:
         bed.start()
         print(describe(bed), flush=True)

@@ -21,8 +21,11 @@ from tests.functional.openstack_bed import resources
 from tests.functional.openstack_bed import stand_ins
 from tests.functional.openstack_bed import venvs
 
-#: Nova refuses every boot without a registered limit of servers.
-SERVERS_LIMIT = 1000
+#: Keystone's default limits for Nova: ``servers`` is required (Nova
+#: refuses every boot without it), the others keep oslo.limit from looking
+#: for them (and logging an ERROR) at each boot. No ``class:FPGA``.
+NOVA_REGISTERED_LIMITS = {'servers': 1000, 'class:VCPU': 100000,
+                          'class:MEMORY_MB': 10 ** 8, 'class:DISK_GB': 10 ** 6}
 
 
 def _progress(line):
@@ -149,19 +152,16 @@ class Bed(cloud.Cloud):
         for host in self.hosts:
             self.nova.start_compute(host, compute_endpoint)
         for host in self.hosts:
-            processes.wait_for('the provider of %s in Placement' % host,
-                               lambda: self.provider(host), 180,
-                               alive=self._alive())
+            self.wait('the provider of %s in Placement' % host,
+                      lambda: self.provider(host), 180)
         self.nova.discover_hosts()
         self._phase('computes reported')
 
         for host in self.hosts:
             self.cyborg.start_agent(host)
         for host in self.hosts:
-            processes.wait_for(
-                'the fake device of %s in Placement' % host,
-                lambda: self.device_provider(host), 120,
-                alive=self._alive())
+            self.wait('the fake device of %s in Placement' % host,
+                      lambda: self.device_provider(host), 120)
         self._phase('accelerators reported')
 
     def _set_up_keystone(self):
@@ -170,12 +170,13 @@ class Bed(cloud.Cloud):
         self.keystone.wait()
         self.keystone.create_accounts({
             service_type: (name, self.urls[service_type])
+            # Keystone's bootstrap made its own.
             for service_type, name in (
-                ('identity', 'keystone-bed'), ('placement', 'placement'),
+                ('placement', 'placement'),
                 ('compute', 'nova'), ('accelerator', 'cyborg'),
                 ('image', 'glance'), ('network', 'neutron'),
                 (cyquota_services.SERVICE_TYPE, 'cyquota'))})
-        self.keystone.registered_limit('compute', 'servers', SERVERS_LIMIT)
+        self.keystone.registered_limits('compute', NOVA_REGISTERED_LIMITS)
 
     @staticmethod
     def _in_parallel(*steps):

@@ -11,12 +11,9 @@ the checkout's ``cyquota`` package is importable in Cyborg's processes.
 import configparser
 import pathlib
 
-import requests
-
 from tests.functional import cached_venv
 from tests.functional.openstack_bed import config_files
 from tests.functional.openstack_bed import identity
-from tests.functional.openstack_bed import processes
 
 _SERVE = cached_venv.serve_script(
     'from cyborg.wsgi.api import application')
@@ -107,15 +104,7 @@ class Cyborg:
             self.config], env=self.env)
 
     def wait_for_api(self):
-        processes.wait_for(
-            'cyborg-api answering on %s' % self.url, self._answers, 120,
-            alive=[lambda: self.procs.check('cyborg-api')])
-
-    def _answers(self):
-        try:
-            return requests.get(self.url, timeout=2).status_code == 200
-        except requests.RequestException:
-            return False
+        self.procs.wait_until_answering('cyborg-api', self.url)
 
     def start_agent(self, host):
         """cyborg-agent of compute ``host``: its fake device goes under

@@ -2,12 +2,9 @@
 on the bed's RabbitMQ vhost, the ledger on a private PostgreSQL or MariaDB
 database, devices from the bed's Placement with leases written back."""
 
-import requests
-
 from benchmarks import support
 from tests.functional.openstack_bed import config_files
 from tests.functional.openstack_bed import identity
-from tests.functional.openstack_bed import processes
 
 #: cyquota's service type in the catalog, as its devstack plugin has it.
 SERVICE_TYPE = 'accelerator-quota'
@@ -73,15 +70,8 @@ class Cyquota:
                 env={'PYTHONWARNINGS': 'ignore'})
 
     def wait(self):
-        processes.wait_for(
-            'cyquota-api answering on %s' % self.url, self._answers, 60,
-            alive=self.alive_checks())
-
-    def _answers(self):
-        try:
-            return requests.get(self.url + '/', timeout=2).ok
-        except requests.RequestException:
-            return False
+        self.procs.wait_until_answering('cyquota-api', self.url + '/',
+                                        watched=('cyquota-conductor',))
 
     def restart(self, sections):
         """Stop both, add ``sections`` (``{section: {option: value}}``) to
@@ -94,10 +84,5 @@ class Cyquota:
         self.wait()
 
     def stop(self):
-        for service in _SERVICES:
-            if service in self.procs.running:
-                self.procs.stop(service)
-
-    def alive_checks(self):
-        return [lambda name=name: self.procs.check(name)
-                for name in _SERVICES]
+        self.procs.stop(*[service for service in _SERVICES
+                          if service in self.procs.running])

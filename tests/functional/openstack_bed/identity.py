@@ -150,12 +150,15 @@ class Keystone:
             'name': name, 'password': PASSWORD, 'domain_id': 'default'})
         return self.ids['user:' + name]
 
-    def registered_limit(self, service_type, resource, default):
-        """Keystone's default limit of ``resource`` for the service."""
-        _Admin(self.session(), self.url).create('registered_limits', {
-            'service_id': self.ids['service:' + service_type],
-            'region_id': REGION, 'resource_name': resource,
-            'default_limit': default}, plural=True)
+    def registered_limits(self, service_type, defaults):
+        """Keystone's default limits ``{resource: limit}`` of the
+        service."""
+        admin = _Admin(self.session(), self.url)
+        for resource, default in defaults.items():
+            admin.create('registered_limits', {
+                'service_id': self.ids['service:' + service_type],
+                'region_id': REGION, 'resource_name': resource,
+                'default_limit': default}, plural=True)
 
 
 class _Admin:

@@ -1,12 +1,9 @@
 """The bed's Placement: its WSGI application behind keystonemiddleware,
 on a private database."""
 
-import requests
-
 from tests.functional import cached_venv
 from tests.functional.openstack_bed import config_files
 from tests.functional.openstack_bed import identity
-from tests.functional.openstack_bed import processes
 
 _SERVE = cached_venv.serve_script(
     'from placement.wsgi.api import application')
@@ -44,12 +41,4 @@ class Placement:
                          env={'OS_PLACEMENT_CONFIG_DIR': str(self.home)})
 
     def wait(self):
-        processes.wait_for(
-            'Placement answering on %s' % self.url, self._answers, 120,
-            alive=[lambda: self.procs.check('placement')])
-
-    def _answers(self):
-        try:
-            return requests.get(self.url, timeout=2).status_code == 200
-        except requests.RequestException:
-            return False
+        self.procs.wait_until_answering('placement', self.url)

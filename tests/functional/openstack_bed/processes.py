@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import requests
+
 from tests.functional.cached_venv import unavailable
 
 
@@ -59,22 +61,39 @@ class Processes:
             unavailable('%s exited with %s:\n%s' % (
                 name, process.returncode, self.tail(name)))
 
-    def stop(self, name, timeout=20):
-        """SIGTERM to ``name``'s group, SIGKILL after ``timeout`` s."""
-        process = self.running.pop(name)
-        _signal_group(process, signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        # Children (workers, helper processes) may outlive the leader.
-        _signal_group(process, signal.SIGKILL)
-        process.wait()
+    def wait_until_answering(self, name, url, statuses=(200,), timeout=120,
+                             watched=()):
+        """Return once ``GET url`` answers one of ``statuses``;
+        ``unavailable`` when process ``name`` (or one of ``watched``)
+        exits first or after ``timeout`` s."""
+        def answers():
+            try:
+                return requests.get(url, timeout=2).status_code in statuses
+            except requests.RequestException:
+                return False
+        wait_for('%s answering on %s' % (name, url), answers, timeout,
+                 alive=[lambda name=name: self.check(name)
+                        for name in (name,) + tuple(watched)])
+
+    def stop(self, *names, timeout=20):
+        """SIGTERM to the groups of ``names`` at once, SIGKILL to what is
+        left of them after ``timeout`` s."""
+        stopping = [self.running.pop(name) for name in names]
+        for process in stopping:
+            _signal_group(process, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for process in stopping:
+            try:
+                process.wait(timeout=max(0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        for process in stopping:
+            # Children (workers, helper processes) may outlive the leader.
+            _signal_group(process, signal.SIGKILL)
+            process.wait()
 
     def stop_all(self):
-        """Stop every process, the last started first."""
-        for name in reversed(list(self.running)):
-            self.stop(name, timeout=10)
+        self.stop(*self.running, timeout=5)
 
     def rss_bytes(self):
         """The resident memory of every process of the bed's groups."""
