@@ -62,7 +62,10 @@ class Bed(cloud.Cloud):
         self.vhost = resources.Vhost(self.suffix)
         self.ledger_url = None
         self.stand_ins = []
+        #: ``{service type: URL}`` of every service.
         self.urls = {}
+        self.keystone = self.placement = self.nova = None
+        self.cyborg = self.cyquota = None
         self._started = None
         super().__init__()
 
@@ -77,21 +80,25 @@ class Bed(cloud.Cloud):
         down what was started."""
         self._started = time.monotonic()
         try:
-            self._start()
+            venv = venvs.all_venvs()
+            self._phase('virtualenvs ready')
+            self._configure(venv)
+            self._phase('configured in %s' % self.home)
+            self._start_services()
+            self._start_hosts()
         except BaseException:  # pytest's skip and fail are BaseException
             self.stop()
             raise
         self._phase('ready')
         return self
 
-    def _start(self):
-        venv = venvs.all_venvs()
-        self._phase('virtualenvs ready')
-        self.home = pathlib.Path(
-            tempfile.mkdtemp(prefix='cyquota-bed-'))
+    def _configure(self, venv):
+        """The bed's directory, vhost, databases, ports, stand-ins and
+        the services' configuration; ``venv``: ``{service: path}``."""
+        self.home = pathlib.Path(tempfile.mkdtemp(prefix='cyquota-bed-'))
         self.procs = processes.Processes(self.home)
         self.vhost.create()
-        self.ledger_url = resources.ledger_database(self.ledger)
+        self.ledger_url = self.databases.create('cyquota', self.ledger)
         ports = {name: support.free_port() for name in (
             'identity', 'placement', 'compute', 'accelerator', 'image',
             'network', 'accelerator-quota')}
@@ -128,12 +135,18 @@ class Bed(cloud.Cloud):
                           'compute': self.nova.url,
                           'accelerator': self.cyborg.url,
                           'accelerator-quota': self.cyquota.url})
-        self._phase('configured in %s' % self.home)
 
-        self._in_parallel(self._set_up_keystone, self.nova.sync_databases,
-                          self.placement.sync_database,
-                          self.cyborg.sync_database,
-                          self.cyquota.sync_database)
+    def _start_services(self):
+        """Keystone's accounts, every database's schema, then the
+        services with an API and their conductors and scheduler."""
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            syncs = [pool.submit(sync) for sync in (
+                self.nova.sync_databases, self.placement.sync_database,
+                self.cyborg.sync_database, self.cyquota.sync_database)]
+            # Here: Keystone dies with the thread that starts it.
+            self._set_up_keystone()
+            for sync in syncs:
+                sync.result()
         self._phase('Keystone set up, databases synced')
 
         compute_endpoint = self.keystone.ids['endpoint:compute']
@@ -149,6 +162,10 @@ class Bed(cloud.Cloud):
         self.cyquota.wait()
         self._phase('APIs answering')
 
+    def _start_hosts(self):
+        """nova-compute, then cyborg-agent of each host (its device
+        goes under the compute's provider)."""
+        compute_endpoint = self.keystone.ids['endpoint:compute']
         for host in self.hosts:
             self.nova.start_compute(host, compute_endpoint)
         for host in self.hosts:
@@ -177,12 +194,6 @@ class Bed(cloud.Cloud):
                 ('image', 'glance'), ('network', 'neutron'),
                 (cyquota_services.SERVICE_TYPE, 'cyquota'))})
         self.keystone.registered_limits('compute', NOVA_REGISTERED_LIMITS)
-
-    @staticmethod
-    def _in_parallel(*steps):
-        with concurrent.futures.ThreadPoolExecutor(len(steps)) as pool:
-            for future in [pool.submit(step) for step in steps]:
-                future.result()
 
     def _alive(self):
         return [lambda name=name: self.procs.check(name)
@@ -216,9 +227,6 @@ class Bed(cloud.Cloud):
             stand_in.stop()
         self.stand_ins = []
         self.databases.drop_all()
-        if self.ledger_url:
-            support.drop_database(self.ledger_url)
-            self.ledger_url = None
         self.vhost.delete()
         if self.home is not None:
             shutil.rmtree(self.home, ignore_errors=True)

@@ -77,6 +77,8 @@ class Nova:
         config_files.write(self.config, self._common(limit_endpoint_id), {
             'api_database': {'connection': self.databases['api']},
             'database': {'connection': self.databases['cell1']},
+            # One process each, not one per CPU.
+            'conductor': {'workers': 1}, 'scheduler': {'workers': 1},
         }, self.extra)
 
     def sync_databases(self):

@@ -1,9 +1,15 @@
 """The bed's processes: each in a process group of its own, its output in
 a log file of the bed's directory, all of them killed at teardown with
-whatever they started."""
+whatever they started.
+
+Each is also killed when the thread that started it ends (``setpriv
+--pdeathsig``), so that a test run killed outright leaves no service
+running: start them from the main thread.
+"""
 
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import time
@@ -11,6 +17,9 @@ import time
 import requests
 
 from tests.functional.cached_venv import unavailable
+
+_DIE_WITH_PARENT = (['setpriv', '--pdeathsig', 'KILL', '--']
+                    if shutil.which('setpriv') else [])
 
 
 class Processes:
@@ -28,7 +37,7 @@ class Processes:
         the ``Popen``."""
         with open(self.log_path(name), 'ab') as log:
             process = subprocess.Popen(
-                [str(arg) for arg in argv], stdout=log,
+                _DIE_WITH_PARENT + [str(arg) for arg in argv], stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env=dict(os.environ, **(env or {})), start_new_session=True)
         self.running[name] = process

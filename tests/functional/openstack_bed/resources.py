@@ -17,48 +17,45 @@ RABBIT_HOST = '127.0.0.1:5672'
 
 
 class Databases:
-    """The OpenStack services' databases on the shared MariaDB (what they
-    were measured on), named ``bed_<suffix>_<service>``."""
+    """The bed's databases, named ``bed_<suffix>_<service>`` (a run
+    killed outright leaves them findable): the OpenStack services' on the
+    shared MariaDB (what they were measured on), cyquota's ledger on the
+    backend a test chooses."""
 
     def __init__(self, suffix):
         self.suffix = suffix
-        self.names = []
+        self.urls = []
 
-    def create(self, service):
-        """A new empty database for ``service``; returns its URL."""
+    def create(self, service, backend='mysql'):
+        """A new empty database for ``service`` on the ``backend`` server
+        (``mysql`` or ``postgresql``); returns its URL."""
         name = 'bed_%s_%s' % (self.suffix, service)
+        server = support.SERVERS[backend]
+        engine = sa.create_engine(
+            server + ('/postgres' if backend == 'postgresql' else '/'),
+            isolation_level='AUTOCOMMIT', poolclass=sa.pool.NullPool)
+        if backend == 'postgresql':
+            url, charset = support.database_url(backend, name), ''
+        elif service == 'cyquota':
+            url, charset = support.database_url(backend, name), 'utf8mb4'
+        else:
+            # The services' own schemas assume 3-byte utf8 (index
+            # lengths), as devstack creates them.
+            url, charset = '%s/%s?charset=utf8' % (server, name), 'utf8'
         try:
-            with _mariadb().connect() as conn:
-                # The services' own schemas assume 3-byte utf8 (index
-                # lengths), as devstack creates them.
-                conn.exec_driver_sql(
-                    'CREATE DATABASE %s CHARACTER SET utf8' % name)
+            with engine.connect() as conn:
+                conn.exec_driver_sql('CREATE DATABASE %s%s' % (
+                    name, charset and ' CHARACTER SET ' + charset))
         except sa.exc.DBAPIError as error:
-            unavailable('cannot create a database on MariaDB at %s: %s'
-                        % (support.MYSQL_SERVER, error))
-        self.names.append(name)
-        return '%s/%s?charset=utf8' % (support.MYSQL_SERVER, name)
+            unavailable('cannot create a database on %s: %s'
+                        % (server, error))
+        self.urls.append(url)
+        return url
 
     def drop_all(self):
-        with _mariadb().connect() as conn:
-            for name in self.names:
-                conn.exec_driver_sql('DROP DATABASE IF EXISTS %s' % name)
-        self.names = []
-
-
-def _mariadb():
-    return sa.create_engine(support.MYSQL_SERVER + '/',
-                            isolation_level='AUTOCOMMIT',
-                            poolclass=sa.pool.NullPool)
-
-
-def ledger_database(backend):
-    """A new empty database for cyquota's ledger on the shared
-    ``backend`` server (``postgresql`` or ``mysql``); returns its URL."""
-    try:
-        return support.create_database(backend)
-    except sa.exc.DBAPIError as error:
-        unavailable('cannot create a %s database: %s' % (backend, error))
+        for url in self.urls:
+            support.drop_database(url)
+        self.urls = []
 
 
 class Vhost:
