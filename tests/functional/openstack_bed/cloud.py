@@ -80,9 +80,10 @@ class Cloud:
                   [{'name': name, 'groups': groups}])
         return name
 
-    def flavor(self, device_profile=None, vcpus=1, ram=64, disk=0):
+    def flavor(self, device_profile=None, vcpus=1, ram=64, disk=1):
         """A new flavor (public), with ``accel:device_profile`` when
-        ``device_profile`` is given; returns its id."""
+        ``device_profile`` is given; returns its id. (A member may not
+        boot a flavor of no disk.)"""
         flavor = self.call('compute', 'POST', '/flavors', {'flavor': {
             'name': 'flavor-%s' % uuid.uuid4().hex[:8], 'vcpus': vcpus,
             'ram': ram, 'disk': disk}}).json()['flavor']
