@@ -144,6 +144,20 @@ when named) is a 400 ``marker [<marker>] not found``.''',
             'requestBody': finish,
             'responses': op.answers({'204': op.NO_CONTENT},
                                     *_FINISH_ERRORS)}},
+        '/v1/reservations/release': {'post': {
+            'operationId': 'release',
+            'summary': 'Take quota off used at once: an unbind, a detach '
+                       '(service or admin).',
+            'description': '''\
+The twin of the RPC ``release``: each positive amount comes off the
+project's ``used`` (and what ``consumer_id`` holds) in one committed
+release row. More than is used stops at zero and is recorded as drift
+for ``quota sync``; it is not an error.''',
+            'requestBody': op.body(reservation_schemas.RELEASE, example={
+                'project_id': 'p1', 'deltas': {'FPGA': 1},
+                'consumer_id': 'vm-1'}),
+            'responses': op.answers({'204': op.NO_CONTENT},
+                                    400, 403, 413, 415, 503)}},
     }
 
 
