@@ -1,5 +1,5 @@
 """The paths of the version documents, this document, quota usage,
-reservations, limits and projects."""
+reservations, refusals, limits and projects."""
 
 from cyquota.api.openapi_document import operation as op
 from cyquota.api.openapi_document import wsme_schema
@@ -8,6 +8,7 @@ from cyquota.api.schemas import reservation as reservation_schemas
 from cyquota.api.types import limit as limit_types
 from cyquota.api.types import project as project_types
 from cyquota.api.types import quota_usage as usage_types
+from cyquota.api.types import refusal as refusal_types
 from cyquota.api.types import registered_limit as registered_types
 from cyquota.api.types import reservation as reservation_types
 from cyquota.db import models
@@ -161,6 +162,35 @@ for ``quota sync``; it is not an error.''',
     }
 
 
+def _refusals(components):
+    return {
+        '/v1/refusals': {'get': {
+            'operationId': 'listRefusals',
+            'summary': 'Reserves for a consumer refused over quota, newest '
+                       "first, paged (a project's readers: its own; admin: "
+                       'all).',
+            'description': '''\
+A reserve that names a ``consumer_id`` (a Nova instance, for Cyborg's
+binds) and is refused over quota (not a dry run) is recorded with the
+403's ``overs``, so that it can be found after its caller lost the
+error. Without ``project_id`` a project's reader or member sees the
+caller's own project, an admin every project's. A full page has a
+``refusals_links`` ``next`` link; its ``marker`` is the id of the
+page's last refusal. Records are purged after ``[quota]
+reservation_retention``.''',
+            'parameters': [
+                op.query('consumer_id'), op.query('project_id'),
+                op.parameter('PageLimit'),
+                op.query('marker', description="The id of the previous "
+                         "page's last refusal.")],
+            'responses': op.answers(
+                {'200': op.answer(
+                    'One page of refusals.', components.schema_of(
+                        refusal_types.RefusalsResponse))},
+                400, 403, 503)}},
+    }
+
+
 def _limits(components):
     return {
         '/v1/limits/model': {'get': {
@@ -252,5 +282,6 @@ def paths(components):
     found = _versions()
     found.update(_usages(components))
     found.update(_reservations(components))
+    found.update(_refusals(components))
     found.update(_limits(components))
     return found
