@@ -3,9 +3,9 @@ recorded, so that the refusal can be found by the consumer (an instance
 uuid) after its caller lost the error (Nova drops the body of Cyborg's
 bind error) (SPEC 3.7).
 
-A record is written in its own transaction after the refused one has
-rolled back: it changes nothing in the books, and a failure to write it
-is logged and leaves the refusal as it was. The rows are purged with the
+A record is written in a transaction of its own once the refused one has
+rolled back (it changes nothing in the books); a failure to write it is
+logged and leaves the refusal as it was. The rows are purged with the
 ended reservations (``ledger.upkeep``).
 """
 

@@ -3,8 +3,6 @@
 consumer (a Nova instance uuid) or the project, as a table and as JSON; a
 project's member sees its own project's only."""
 
-import json
-
 import requests
 
 from tests.functional.test_osc import _admin_call
