@@ -11,8 +11,9 @@ holds keystoneauth's session, auth plugin and adapter options
 every project's accelerator requests.
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+
+from cyquota import service_client_opts
 
 #: Cyborg's service type in the Keystone catalog.
 SERVICE_TYPE = 'accelerator'
@@ -35,23 +36,9 @@ cyborg_opts = [
 ]
 
 
-def _adapter_opts():
-    """keystoneauth's adapter options with Cyborg's service type."""
-    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
-    cfg.set_defaults(opts, service_type=SERVICE_TYPE,
-                     valid_interfaces=['internal', 'public'])
-    return opts
-
-
 def register_opts(conf):
-    # A group object of conf's own, as [placement]'s (see there).
-    group = cfg.OptGroup(cyborg_group.name, title=cyborg_group.title,
-                         help=cyborg_group.help)
-    conf.register_group(group)
-    conf.register_opts(cyborg_opts, group=group)
-    ks_loading.register_session_conf_options(conf, group)
-    ks_loading.register_auth_conf_options(conf, group.name)
-    conf.register_opts(_adapter_opts(), group=group)
+    service_client_opts.register_group(conf, cyborg_group, cyborg_opts,
+                                       SERVICE_TYPE)
 
 
 def configured(conf):
@@ -60,10 +47,5 @@ def configured(conf):
 
 
 def list_opts():
-    # The sample shows the password plugin's options, as [placement]'s.
-    return {cyborg_group: (
-        cyborg_opts
-        + ks_loading.get_session_conf_options()
-        + ks_loading.get_auth_common_conf_options()
-        + ks_loading.get_auth_plugin_conf_options('password')
-        + _adapter_opts())}
+    return {cyborg_group: (cyborg_opts
+                           + service_client_opts.sample_opts(SERVICE_TYPE))}

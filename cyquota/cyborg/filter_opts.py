@@ -18,6 +18,8 @@ from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from cyquota import service_client_opts
+
 LOG = logging.getLogger(__name__)
 
 GROUP = 'cyquota_filter'
@@ -73,23 +75,10 @@ filter_opts = [
 ]
 
 
-def _adapter_opts():
-    """keystoneauth's adapter options with cyquota's service type."""
-    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
-    cfg.set_defaults(opts, service_type=SERVICE_TYPE,
-                     valid_interfaces=['internal', 'public'])
-    return opts
-
-
 def register_opts(conf):
     """Register the group on ``conf`` (once; again is harmless)."""
-    group = cfg.OptGroup(filter_group.name, title=filter_group.title,
-                         help=filter_group.help)
-    conf.register_group(group)
-    conf.register_opts(filter_opts, group=group)
-    ks_loading.register_session_conf_options(conf, GROUP)
-    ks_loading.register_auth_conf_options(conf, GROUP)
-    conf.register_opts(_adapter_opts(), group=group)
+    service_client_opts.register_group(conf, filter_group, filter_opts,
+                                       SERVICE_TYPE)
 
 
 def apply_local_conf(conf, local_conf):
@@ -119,10 +108,6 @@ def apply_local_conf(conf, local_conf):
 
 def list_opts():
     """The group's options for the sample (``cyquota.cyborg_filter``
-    namespace); the auth plugin's shown are the password plugin's."""
+    namespace)."""
     return [(filter_group,
-             filter_opts
-             + ks_loading.get_session_conf_options()
-             + ks_loading.get_auth_common_conf_options()
-             + ks_loading.get_auth_plugin_conf_options('password')
-             + _adapter_opts())]
+             filter_opts + service_client_opts.sample_opts(SERVICE_TYPE))]

@@ -289,6 +289,7 @@ def test_the_filter_imports_only_what_cyborg_has():
         'cyquota.cloud', 'cyquota.cloud.class_map', 'cyquota.cyborg',
         'cyquota.cyborg.arq_reader', 'cyquota.cyborg.bind_filter',
         'cyquota.cyborg.bind_patch', 'cyquota.cyborg.filter_opts',
-        'cyquota.cyborg.quota_client', 'cyquota.resource_classes']
+        'cyquota.cyborg.quota_client', 'cyquota.resource_classes',
+        'cyquota.service_client_opts']
     assert not modules & {'pecan', 'sqlalchemy', 'prometheus_client',
                           'oslo_messaging', 'oslo_db', 'wsme'}
