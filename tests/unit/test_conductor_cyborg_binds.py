@@ -2,18 +2,14 @@
 reserved rows of request id ``arq-<uuid>``, read from a stand-in for
 Cyborg's API served on 127.0.0.1 through the ``[cyborg]`` options."""
 
-import time
-
 import pytest
 
 from cyquota.conductor import cyborg_binds
-from cyquota.conductor import rpc
-from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
-from cyquota.cyborg import arq_reader
 from cyquota import quota
 from tests import cyborg_standin
 from tests import enforcement_helpers
+from tests.unit import test_conductor_service
 
 
 @pytest.fixture
@@ -78,18 +74,10 @@ def test_cyborg_away_leaves_everything_reserved(sqlite_db, ctx, caplog):
 def test_the_conductor_runs_it_when_cyborg_is_configured(sqlite_db, ctx,
                                                          cyborg):
     CONF.set_override('bind_check_interval', 1, 'cyborg')
-    arq = _bind_reserved(ctx, cyborg, 'BindStarted')
-    conductor = conductor_service.ConductorService(host='unit-conductor')
-    conductor.start()
+    arq = _bind_reserved(ctx, cyborg, 'Bound')
     try:
-        cyborg.arqs[arq]['state'] = arq_reader.BOUND
-        deadline = time.monotonic() + 30
-        while (_statuses(ctx)['arq-' + arq] == 'reserved'
-               and time.monotonic() < deadline):
-            time.sleep(0.2)
+        test_conductor_service.run_conductor_until(
+            lambda: _statuses(ctx)['arq-' + arq] != 'reserved')
     finally:
-        conductor.stop()
-        conductor.wait()
-        rpc.reset()
         CONF.clear_override('bind_check_interval', 'cyborg')
     assert _statuses(ctx)['arq-' + arq] == 'committed'
