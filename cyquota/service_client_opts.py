@@ -21,9 +21,18 @@ def adapter_opts(service_type):
     return opts
 
 
-def register_group(conf, group, opts, service_type):
+def session_opts(timeout=None):
+    """keystoneauth's session options; ``timeout`` seconds by default
+    (None: wait as long as the server takes)."""
+    opts = ks_loading.get_session_conf_options()
+    cfg.set_defaults(opts, timeout=timeout)
+    return opts
+
+
+def register_group(conf, group, opts, service_type, timeout=None):
     """Register ``opts`` and keystoneauth's options in a copy of
-    ``group`` on ``conf``.
+    ``group`` on ``conf``, requests timing out after ``timeout`` seconds
+    by default.
 
     A group object of conf's own: oslo.config copies a group shallowly
     when it registers it, so the options an auth plugin registers once
@@ -32,16 +41,16 @@ def register_group(conf, group, opts, service_type):
     own = cfg.OptGroup(group.name, title=group.title, help=group.help)
     conf.register_group(own)
     conf.register_opts(opts, group=own)
-    ks_loading.register_session_conf_options(conf, own)
+    conf.register_opts(session_opts(timeout), group=own)
     ks_loading.register_auth_conf_options(conf, own.name)
     conf.register_opts(adapter_opts(service_type), group=own)
 
 
-def sample_opts(service_type):
+def sample_opts(service_type, timeout=None):
     """keystoneauth's options as the sample shows them: the auth plugin's
     own are the password plugin's, the usual choice (they depend on
     ``auth_type``)."""
-    return (ks_loading.get_session_conf_options()
+    return (session_opts(timeout)
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password')
             + adapter_opts(service_type))

@@ -18,6 +18,10 @@ from cyquota import service_client_opts
 #: Cyborg's service type in the Keystone catalog.
 SERVICE_TYPE = 'accelerator'
 
+#: Seconds a read of Cyborg may take by default: keystoneauth would wait
+#: for ever, holding up the conductor's other periodic tasks.
+TIMEOUT = 30
+
 cyborg_group = cfg.OptGroup(
     'cyborg', title='Cyborg options',
     help='Cyborg\'s API, read by the conductor to commit or roll back the '
@@ -38,7 +42,7 @@ cyborg_opts = [
 
 def register_opts(conf):
     service_client_opts.register_group(conf, cyborg_group, cyborg_opts,
-                                       SERVICE_TYPE)
+                                       SERVICE_TYPE, timeout=TIMEOUT)
 
 
 def configured(conf):
@@ -47,5 +51,5 @@ def configured(conf):
 
 
 def list_opts():
-    return {cyborg_group: (cyborg_opts
-                           + service_client_opts.sample_opts(SERVICE_TYPE))}
+    return {cyborg_group: (cyborg_opts + service_client_opts.sample_opts(
+        SERVICE_TYPE, timeout=TIMEOUT))}

@@ -27,6 +27,10 @@ GROUP = 'cyquota_filter'
 #: cyquota's service type in the Keystone catalog.
 SERVICE_TYPE = 'accelerator-quota'
 
+#: Seconds a call to cyquota or Cyborg may take by default: the filter
+#: calls them while a bind waits, and keystoneauth would wait for ever.
+TIMEOUT = 30
+
 filter_group = cfg.OptGroup(
     GROUP, title='cyquota filter of Cyborg\'s API',
     help='cyquota\'s WSGI filter in Cyborg\'s API pipeline: a bind of '
@@ -78,7 +82,7 @@ filter_opts = [
 def register_opts(conf):
     """Register the group on ``conf`` (once; again is harmless)."""
     service_client_opts.register_group(conf, filter_group, filter_opts,
-                                       SERVICE_TYPE)
+                                       SERVICE_TYPE, timeout=TIMEOUT)
 
 
 def apply_local_conf(conf, local_conf):
@@ -110,4 +114,5 @@ def list_opts():
     """The group's options for the sample (``cyquota.cyborg_filter``
     namespace)."""
     return [(filter_group,
-             filter_opts + service_client_opts.sample_opts(SERVICE_TYPE))]
+             filter_opts + service_client_opts.sample_opts(
+                 SERVICE_TYPE, timeout=TIMEOUT))]

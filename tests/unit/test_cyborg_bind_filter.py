@@ -16,6 +16,7 @@ import webtest
 
 from cyquota.api import app
 from cyquota.cyborg import bind_filter
+from cyquota.cyborg import filter_opts
 from tests import cyborg_standin
 from tests import enforcement_helpers
 
@@ -262,6 +263,13 @@ def test_a_class_cyquota_does_not_count_binds_uncounted(cyquota_api,
                       headers=NOVA, status=202)
     assert cyborg.arqs[arq]['state'] == 'Bound'
     assert _reservations(admin) == []
+
+
+def test_calls_time_out_by_default():
+    conf = cfg.ConfigOpts()
+    filter_opts.register_opts(conf)
+    assert conf.cyquota_filter.timeout == 30
+    assert conf.cyquota_filter.service_type == 'accelerator-quota'
 
 
 def test_filter_factory_reads_the_paste_section(cyborg):

@@ -18,6 +18,7 @@ def test_defaults_leave_cyborg_unread(tmp_path):
     assert conf.cyborg.service_type == 'accelerator'
     assert conf.cyborg.valid_interfaces == ['internal', 'public']
     assert conf.cyborg.bind_check_interval == 30
+    assert conf.cyborg.timeout == 30
     validation.validate(conf)
 
 
