@@ -118,6 +118,9 @@ class BindFilter:
         if name not in profiles:
             profiles[name] = self._cyborg.device_profile(name)
         if profiles[name] is None:
+            LOG.warning('The filter cannot read device profile %r in '
+                        'Cyborg: accelerator request %s is not counted',
+                        name, arq['uuid'])
             return None
         resources = [self._classes.to_cyquota(rc) for rc in
                      arq_reader.group_classes(
@@ -139,6 +142,12 @@ class BindFilter:
         profiles, units = {}, []
         for arq_uuid, bind in binds.items():
             arq = self._cyborg.get_arq(arq_uuid)
+            if arq is None:
+                # Cyborg refuses the bind of an ARQ it does not have; one
+                # it binds is one the filter's user may not read (it needs
+                # Cyborg's admin role).
+                LOG.warning('The filter cannot read accelerator request %s '
+                            'in Cyborg: its bind is not counted', arq_uuid)
             project_id = (bind.project_id or req.headers.get('X-Project-Id')
                           or (arq or {}).get('project_id'))
             unit = self._unit(arq, project_id, bind.instance_uuid, profiles)

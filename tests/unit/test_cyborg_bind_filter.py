@@ -192,6 +192,17 @@ def test_failed_delete_releases_nothing(setup):
     assert _fpga(admin)['used'] == 1
 
 
+def test_an_arq_the_filter_cannot_read_is_forwarded_and_logged(setup,
+                                                               caplog):
+    client, admin, cyborg = setup
+    missing = str(uuid.uuid4())
+    client.patch_json(cyborg_standin.ARQS, _bind_body([missing], 'i-1'),
+                      headers=NOVA, status=404)
+    assert [method for method, _ in cyborg.changes] == ['PATCH']
+    assert ('cannot read accelerator request %s' % missing) in caplog.text
+    assert _reservations(admin) == []
+
+
 def _closed_port_url():
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
