@@ -22,9 +22,11 @@ from oslo_log import log as logging
 
 from cyquota.cloud import lease_writeback
 from cyquota.cloud import mirror
+from cyquota.conductor import cyborg_binds
 from cyquota.conductor import manager
 from cyquota.conductor import rpc
 from cyquota.conf import CONF
+from cyquota.conf import cyborg as cyborg_conf
 from cyquota import context as cyquota_context
 from cyquota import leases
 from cyquota import quota
@@ -73,6 +75,15 @@ def _periodic_tasks(host):
              (purge_reservations, None, None)]
     if CONF.placement.source == 'placement':
         tasks.append((sync_placement_mirror, None, None))
+    if cyborg_conf.configured(CONF):
+        reader = cyborg_binds.load_reader(CONF)
+
+        @periodics.periodic(CONF.cyborg.bind_check_interval,
+                            run_immediately=True)
+        def resolve_cyborg_binds():
+            cyborg_binds.resolve(cyquota_context.get_admin_context(), reader)
+
+        tasks.append((resolve_cyborg_binds, None, None))
     return tasks
 
 
