@@ -303,10 +303,13 @@ class LeaseEngine:
                 lease_writeback.apply(context, lease_id)
                 events.started_or_ended(
                     context, 'end', events.summary(row, lease_models.ENDED))
-                # The filters' context at the periodic end: the lease's.
+                # The filters' context at the periodic end: the lease's,
+                # not made the thread's: the periodic work's later log
+                # lines would carry this lease's user and project.
                 self.chain.on_end(
                     cyquota_context.RequestContext(
-                        user_id=row.user_id, project_id=row.project_id),
+                        user_id=row.user_id, project_id=row.project_id,
+                        overwrite=False),
                     document, lease_id=lease_id)
         return ended
 

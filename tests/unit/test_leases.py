@@ -3,11 +3,18 @@ against quota and device capacity, the promise to ordinary reserves, start
 and end by the periodic work, updates and early ends."""
 
 import datetime
+import io
 import json
+import logging
+import threading
 import uuid
 
+from oslo_config import cfg
+from oslo_log import formatters
+from oslo_log import log
 import pytest
 
+from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
 from cyquota import context
 from cyquota import exception
@@ -146,6 +153,50 @@ def test_start_and_end_by_the_periodic_work(pool, ctx, clock):  # noqa: F811
                               promised=0, available=4)
     assert rows('device_allocations') == []
     assert rows('consumer_usages', consumer_id=made['id'])[0]['used'] == 0
+
+
+def _periodic_lines(name):
+    """Run the conductor's periodic task ``name`` once in a thread of its
+    own, as its worker does, then log a line from that thread; returns
+    the lines as the conductor's log formats them."""
+    task = {task.__name__: task for task, _, _
+            in conductor_service._periodic_tasks('unit-conductor')}[name]
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    log_conf = cfg.ConfigOpts()  # The conductor's logging options.
+    log.register_options(log_conf)
+    log_conf([])
+    handler.setFormatter(formatters.ContextFormatter(config=log_conf))
+    logger = logging.getLogger('cyquota')
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+
+    def periodic_loop():
+        task()
+        conductor_service.LOG.info('the periodic loop goes on')
+
+    try:
+        runner = threading.Thread(target=periodic_loop)
+        runner.start()
+        runner.join()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return stream.getvalue().splitlines()
+
+
+def test_a_scheduled_end_leaves_the_periodic_log_lines_anonymous(
+        pool, ctx, clock):  # noqa: F811
+    owner = context.RequestContext(user_id='lease-owner-user',
+                                   project_id='lease-owner-project',
+                                   overwrite=False)
+    lease(owner, 1, 'now', at(1), project='lease-owner-project')
+    clock.advance(3600)
+    lines = _periodic_lines('start_and_end_leases')
+    assert any('ended' in line for line in lines)
+    [after] = [line for line in lines if 'the periodic loop goes on' in line]
+    assert 'lease-owner' not in after
 
 
 def test_delete_ends_early_and_gives_everything_back(pool, ctx):
