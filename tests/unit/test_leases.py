@@ -213,6 +213,38 @@ def test_delete_ends_early_and_gives_everything_back(pool, ctx):
         LEASES.update(ctx, active['id'], {'name': 'again'})
 
 
+def test_delete_shows_when_the_lease_really_ended(pool, ctx, clock):  # noqa
+    pending = lease(ctx, 1, at(2), at(3))
+    active = lease(ctx, 1, 'now', at(2))
+    due = lease(ctx, 1, 'now', at(1))
+    clock.advance(1800)
+    LEASES.delete(ctx, pending['id'])
+    LEASES.delete(ctx, active['id'])
+    clock.advance(1800)
+    assert LEASES.end_due(ctx) == 1
+    shown = {made['id']: LEASES.get(ctx, made['id'])
+             for made in (pending, active, due)}
+    # An ACTIVE lease's window really was [start_date, the DELETE).
+    assert (shown[active['id']]['end_date'],
+            shown[active['id']]['status_reason']) == (
+        at(0.5), 'ended early by DELETE; scheduled end was ' + at(2))
+    assert [reservation['amount'] for reservation
+            in shown[active['id']]['reservations']] == [1]
+    # A PENDING one never began: its dates stay.
+    assert ((shown[pending['id']]['start_date'],
+             shown[pending['id']]['end_date'],
+             shown[pending['id']]['status_reason'])
+            == (at(2), at(3), 'cancelled by DELETE before its start'))
+    # At its scheduled end, as it was.
+    assert (shown[due['id']]['end_date'],
+            shown[due['id']]['status_reason']) == (at(1), None)
+    # Its calendar rows keep the window it had.
+    assert [(row['end_date'], row['span']) for table
+            in ('lease_reservations', 'lease_allocations')
+            for row in rows(table, lease_id=active['id'])] == [
+        (START + HOUR / 2, 1800)] * 2
+
+
 def test_update_rechecks_the_window_and_a_refusal_changes_nothing(pool, ctx):
     pool.provider('dev3', parent='cn1', inventory={'FPGA': {'total': 8}})
     first = lease(ctx, 2, at(1), at(2))
