@@ -73,6 +73,15 @@ placement_opts = [
         help='Seconds between two copies of the cloud\'s Placement into '
              'cyquota (source = placement), made by one conductor whatever '
              'their number. cyquota-manage devices sync copies at once.'),
+    cfg.IntOpt(
+        'witness_interval', default=600, min=0,
+        help='Seconds between two comparisons of the ledger\'s counts with '
+             'the cloud\'s Placement (source = placement; 0: none), made '
+             'by one conductor whatever their number: the same comparison '
+             'as cyquota-manage quota check --against-placement. Each '
+             'difference is a WARNING line of the conductor and counts in '
+             'the cyquota_placement_drift gauge; nothing is repaired '
+             '(cyquota-manage quota sync --from-placement does).'),
     cfg.BoolOpt(
         'write_leases', default=False,
         help='Write each lease\'s devices to the cloud\'s Placement as an '
