@@ -25,6 +25,7 @@ bench: $(VENV)/.installed
 
 genconfig: $(VENV)/.installed
 	$(BIN)/oslo-config-generator --config-file etc/cyquota/cyquota-config-generator.conf
+	$(BIN)/oslo-config-generator --config-file etc/cyquota/cyquota-cyborg-filter-config-generator.conf
 
 genopenapi: $(VENV)/.installed
 	$(BIN)/python -m cyquota.api.openapi_document

@@ -24,7 +24,7 @@ from cyquota.conf import CONF
 #: ``(name, version)`` of each payload.
 RESERVATION = ('ReservationPayload', '1.0')
 EXPIRY = ('ReservationExpiryPayload', '1.0')
-OVER_QUOTA = ('OverQuotaPayload', '1.0')
+OVER_QUOTA = ('OverQuotaPayload', '1.1')
 LEASE = ('LeasePayload', '1.0')
 LEASE_REFUSED = ('LeasePlacementRefusalPayload', '1.0')
 
@@ -101,12 +101,15 @@ def reservations_expired(context, count):
               {'expired': count})
 
 
-def over_quota(context, project_id, overs, action):
+def over_quota(context, project_id, overs, action, consumer_id=None,
+               request_id=None):
     """``accelerator.quota.over_quota`` (priority WARN): ``action``
     (``reserve``, ``lease.create``, ``lease.update``) of ``project_id``
-    refused; ``overs`` as the error carries them."""
+    refused; ``overs`` as the error carries them; a reserve's
+    ``consumer_id`` and ``request_id`` (null when not given; since 1.1)."""
     _send(context, 'accelerator.quota.over_quota', OVER_QUOTA,
           {'project_id': project_id, 'action': action,
+           'consumer_id': consumer_id, 'request_id': request_id,
            'overs': [dict(over) for over in overs]}, priority='warn')
 
 

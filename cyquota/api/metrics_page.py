@@ -1,7 +1,7 @@
 """``GET /metrics`` as the API port and the ``[metrics] listen`` listener
 serve it: the counters (``cyquota.metrics``) and the gauges read from the
-database at the scrape, the books (``usage_gauges``) and the Placement
-mirror (``mirror_gauges``).
+database at the scrape, the books (``usage_gauges``), the Placement
+mirror (``mirror_gauges``) and the periodic witness (``witness_gauges``).
 
 The listener, which anyone on its network may scrape, serves a
 :class:`SharedPage`: one page rendered at a time and reused for ``[metrics]
@@ -18,13 +18,16 @@ import webob
 from cyquota.api import errors
 from cyquota.api import mirror_gauges
 from cyquota.api import usage_gauges
+from cyquota.api import witness_gauges
 from cyquota.conf import CONF
 from cyquota.metrics import exposition
 
 
 def _gauges() -> tuple[usage_gauges.UsageCollector,
-                       mirror_gauges.MirrorCollector]:
-    return usage_gauges.UsageCollector(), mirror_gauges.MirrorCollector()
+                       mirror_gauges.MirrorCollector,
+                       witness_gauges.WitnessCollector]:
+    return (usage_gauges.UsageCollector(), mirror_gauges.MirrorCollector(),
+            witness_gauges.WitnessCollector())
 
 
 def registry() -> prometheus_client.CollectorRegistry:

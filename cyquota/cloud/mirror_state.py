@@ -2,7 +2,9 @@
 shares: which conductor runs the current round of the periodic sync, when
 the copy last succeeded (its age), and why the last attempt failed; and
 the generation of each provider Placement listed at the last sync, which
-the next one compares (``cyquota.cloud.mirror_read``)."""
+the next one compares (``cyquota.cloud.mirror_read``). The periodic
+witness (``cyquota.cloud.witness_rounds``) keeps its rounds the same way,
+on a row of its own (``state_id``)."""
 
 import datetime
 import json
@@ -34,45 +36,49 @@ def lock(session):
         session.execute(_state.insert().values(id=_ID))
 
 
-def _ensure(context):
+def _ensure(context, state_id):
     try:
         with db_api.writer(context) as session:
             if session.execute(sa.select(_state.c.id).where(
-                    _state.c.id == _ID)).first() is None:
-                session.execute(_state.insert().values(id=_ID))
+                    _state.c.id == state_id)).first() is None:
+                session.execute(_state.insert().values(id=state_id))
     except db_exc.DBDuplicateEntry:
         pass
 
 
-def claim_round(context, host, interval):
-    """Whether ``host`` runs this round of the periodic sync: true for the
-    first conductor to ask once ``interval`` seconds (less a little slack)
-    have passed since the round before, false for every other."""
-    _ensure(context)
+def claim_round(context, host, interval, state_id=_ID):
+    """Whether ``host`` runs this round of the periodic sync (or of the
+    job of row ``state_id``): true for the first conductor to ask once
+    ``interval`` seconds (less a little slack) have passed since the round
+    before, false for every other."""
+    _ensure(context, state_id)
     now = models.utcnow()
     since = now - datetime.timedelta(seconds=interval * (1 - SLACK))
     with db_api.writer(context) as session:
         taken = session.execute(_state.update().where(
-            _state.c.id == _ID,
+            _state.c.id == state_id,
             sa.or_(_state.c.claimed_at.is_(None),
                    _state.c.claimed_at <= since)).values(
             claimed_at=now, claimed_by=host[:255])).rowcount
     return taken == 1
 
 
-def synced(session):
-    """Record, in the sync's transaction, that the copy is current."""
-    session.execute(_state.update().where(_state.c.id == _ID).values(
+def synced(session, state_id=_ID):
+    """Record, in the sync's transaction, that the copy is current (or
+    that the job of row ``state_id`` has just run)."""
+    session.execute(_state.update().where(_state.c.id == state_id).values(
         synced_at=models.utcnow(), last_error=None))
 
 
 @db_api.retry_on_conflict
-def failed(context, reason):
-    """Record a failed sync and its one-line ``reason``."""
-    _ensure(context)
+def failed(context, reason, state_id=_ID):
+    """Record a failed sync (or run of the job of row ``state_id``) and
+    its one-line ``reason``."""
+    _ensure(context, state_id)
     with db_api.writer(context) as session:
-        session.execute(_state.update().where(_state.c.id == _ID).values(
-            failed_at=models.utcnow(), last_error=reason[:1024]))
+        session.execute(_state.update().where(_state.c.id == state_id)
+                        .values(failed_at=models.utcnow(),
+                                last_error=reason[:1024]))
 
 
 def _classes_text(classes):
@@ -121,12 +127,13 @@ def record(session, generations, classes):
             allocated=sa.bindparam('to_allocated')), moved)
 
 
-def read(context):
+def read(context, state_id=_ID):
     """``{synced_at, failed_at, last_error, age}`` (``age``: seconds
-    since the last successful sync, None before the first)."""
+    since the last successful sync, or run of the job of row
+    ``state_id``, None before the first)."""
     with db_api.reader(context) as session:
         row = session.execute(sa.select(_state).where(
-            _state.c.id == _ID)).first()
+            _state.c.id == state_id)).first()
     synced_at = row.synced_at if row else None
     return {
         'synced_at': synced_at,

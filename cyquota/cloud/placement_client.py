@@ -94,10 +94,21 @@ class PlacementClient:
     def _negotiate(self):
         try:
             data = self._adapter.get_endpoint_data()
+            if data is not None and data.max_microversion is None:
+                # With an auth plugin that has a catalog, keystoneauth
+                # answers a discovery that got no answer with an endpoint
+                # that has no versions instead of raising: ask the
+                # endpoint itself, so that silence raises here too.
+                self._adapter.session.get(data.url, authenticated=False,
+                                          raise_exc=False)
         except ks_exceptions.ClientException as error:
             raise errors.PlacementUnreachable(
                 'Placement version discovery failed: %s' % _why(error))
-        served = data.max_microversion if data else None
+        if data is None:
+            raise errors.PlacementUnreachable(
+                'Placement version discovery failed: no endpoint of service '
+                'type %s found' % self._adapter.service_type)
+        served = data.max_microversion
         if not served or served < MIN_MICROVERSION:
             raise errors.PlacementUnsupported(
                 'Placement serves microversions up to %s; cyquota needs %s '

@@ -8,7 +8,9 @@ the cloud's Placement what was not written yet:
 ``cyquota.cloud.lease_writeback``), purge old finished rows (``[conductor]
 purge_interval``) and, with ``[placement] source = placement``, copy the
 cloud's Placement into cyquota (``[placement] sync_interval``, one
-conductor per round: ``cyquota.cloud.mirror``). Any number of conductors
+conductor per round: ``cyquota.cloud.mirror``) and compare the ledger
+with it (``[placement] witness_interval``, one conductor per round:
+``cyquota.cloud.witness_rounds``). Any number of conductors
 may run them against one database: the ledger locks each reservation's
 and each lease's row, so each is expired, started or ended exactly once,
 and a small jitter keeps the conductors from running in step.
@@ -22,9 +24,12 @@ from oslo_log import log as logging
 
 from cyquota.cloud import lease_writeback
 from cyquota.cloud import mirror
+from cyquota.cloud import witness_rounds
+from cyquota.conductor import cyborg_binds
 from cyquota.conductor import manager
 from cyquota.conductor import rpc
 from cyquota.conf import CONF
+from cyquota.conf import cyborg as cyborg_conf
 from cyquota import context as cyquota_context
 from cyquota import leases
 from cyquota import quota
@@ -41,6 +46,17 @@ STOP_TIMEOUT = 5
 class StartError(Exception):
     """The conductor cannot serve on the message bus; the message is one
     line, its URL's password masked."""
+
+
+def _witness_task(host):
+    """The periodic witness, every ``[placement] witness_interval``."""
+
+    @periodics.periodic(CONF.placement.witness_interval)
+    def check_placement_witness():
+        witness_rounds.periodic_check(cyquota_context.get_admin_context(),
+                                      host)
+
+    return check_placement_witness
 
 
 def _periodic_tasks(host):
@@ -73,6 +89,17 @@ def _periodic_tasks(host):
              (purge_reservations, None, None)]
     if CONF.placement.source == 'placement':
         tasks.append((sync_placement_mirror, None, None))
+        if CONF.placement.witness_interval:  # 0: no periodic witness
+            tasks.append((_witness_task(host), None, None))
+    if cyborg_conf.configured(CONF):
+        reader = cyborg_binds.load_reader(CONF)
+
+        @periodics.periodic(CONF.cyborg.bind_check_interval,
+                            run_immediately=True)
+        def resolve_cyborg_binds():
+            cyborg_binds.resolve(cyquota_context.get_admin_context(), reader)
+
+        tasks.append((resolve_cyborg_binds, None, None))
     return tasks
 
 

@@ -5,6 +5,7 @@ from oslo_config import cfg
 
 from cyquota.conf import api
 from cyquota.conf import conductor
+from cyquota.conf import cyborg
 from cyquota.conf import database
 from cyquota.conf import enforcement
 from cyquota.conf import leases
@@ -16,6 +17,7 @@ CONF = cfg.CONF
 
 api.register_opts(CONF)
 conductor.register_opts(CONF)
+cyborg.register_opts(CONF)
 database.register_opts(CONF)
 enforcement.register_opts(CONF)
 leases.register_opts(CONF)

@@ -2,6 +2,7 @@
 
 from cyquota.conf import api
 from cyquota.conf import conductor
+from cyquota.conf import cyborg
 from cyquota.conf import database
 from cyquota.conf import enforcement
 from cyquota.conf import leases
@@ -11,7 +12,7 @@ from cyquota.conf import placement
 from cyquota.conf import quota
 
 _MODULES = (quota, conductor, api, placement, enforcement, leases,
-            metrics)
+            metrics, cyborg)
 
 
 def list_opts():

@@ -7,8 +7,9 @@ group too (``auth_type``, ``region_name``, ``valid_interfaces``,
 ``endpoint_override``, ...).
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+
+from cyquota import service_client_opts
 
 #: The service type of Placement in the Keystone catalog; keystoneauth also
 #: sends the microversion header only for an adapter that names it.
@@ -72,6 +73,15 @@ placement_opts = [
         help='Seconds between two copies of the cloud\'s Placement into '
              'cyquota (source = placement), made by one conductor whatever '
              'their number. cyquota-manage devices sync copies at once.'),
+    cfg.IntOpt(
+        'witness_interval', default=600, min=0,
+        help='Seconds between two comparisons of the ledger\'s counts with '
+             'the cloud\'s Placement (source = placement; 0: none), made '
+             'by one conductor whatever their number: the same comparison '
+             'as cyquota-manage quota check --against-placement. Each '
+             'difference is a WARNING line of the conductor and counts in '
+             'the cyquota_placement_drift gauge; nothing is repaired '
+             '(cyquota-manage quota sync --from-placement does).'),
     cfg.BoolOpt(
         'write_leases', default=False,
         help='Write each lease\'s devices to the cloud\'s Placement as an '
@@ -95,34 +105,11 @@ placement_opts = [
 ]
 
 
-def _adapter_opts():
-    """keystoneauth's adapter options with Placement's defaults, as Nova
-    sets them."""
-    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
-    cfg.set_defaults(opts, service_type=SERVICE_TYPE,
-                     valid_interfaces=['internal', 'public'])
-    return opts
-
-
 def register_opts(conf):
-    # A group object of conf's own: oslo.config copies a group shallowly
-    # when it registers it, so the options an auth plugin registers once
-    # loaded would otherwise show in every configuration that shares it.
-    group = cfg.OptGroup(placement_group.name, title=placement_group.title,
-                         help=placement_group.help)
-    conf.register_group(group)
-    conf.register_opts(placement_opts, group=group)
-    ks_loading.register_session_conf_options(conf, group)
-    ks_loading.register_auth_conf_options(conf, group.name)
-    conf.register_opts(_adapter_opts(), group=group)
+    service_client_opts.register_group(conf, placement_group, placement_opts,
+                                       SERVICE_TYPE)
 
 
 def list_opts():
-    # The auth plugin's own options depend on auth_type; the sample shows
-    # the password plugin's, the usual choice.
-    return {placement_group: (
-        placement_opts
-        + ks_loading.get_session_conf_options()
-        + ks_loading.get_auth_common_conf_options()
-        + ks_loading.get_auth_plugin_conf_options('password')
-        + _adapter_opts())}
+    return {placement_group: (placement_opts
+                              + service_client_opts.sample_opts(SERVICE_TYPE))}

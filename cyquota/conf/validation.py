@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from stevedore import named as stevedore_named
 
 from cyquota.cloud import class_map
+from cyquota.conf import cyborg as cyborg_conf
 from cyquota import redaction
 
 _HTTP = ('http', 'https')
@@ -63,6 +64,8 @@ def validate(conf):
         raise InvalidOption('placement', 'write_leases',
                             'needs source = placement (leases are written '
                             'to the cloud\'s Placement)')
+    if cyborg_conf.configured(conf):
+        _check_service_client(conf, 'cyborg', 'Cyborg')
 
 
 def _reason(error):
@@ -211,6 +214,41 @@ def _check_oslo_limit(conf):
         _check_url('oslo_limit', 'endpoint_override', override, _HTTP)
 
 
+def _check_service_client(conf, group, service):
+    """The keystoneauth options of ``group`` that reach ``service``: its
+    auth plugin loads with the options it needs, an endpoint is known and
+    the adapter options agree."""
+    _check_keystone_auth(conf, group, required=True)
+    try:
+        ks_loading.load_auth_from_conf_options(conf, group)
+    except ks_exceptions.MissingRequiredOptions as error:
+        raise InvalidOption(group, error.options[0].dest,
+                            'not set (auth_type %s needs it)'
+                            % conf[group].auth_type)
+    except (ks_exceptions.ClientException, ValueError, TypeError) as error:
+        raise InvalidOption(group, 'auth_type',
+                            'the %r plugin cannot be loaded: %s' % (
+                                conf[group].auth_type,
+                                redaction.mask_url(error)))
+    override = conf[group].endpoint_override
+    if override:
+        _check_url(group, 'endpoint_override', override, _HTTP)
+    # admin_token has no catalog: its endpoint names the service itself.
+    if 'endpoint' in conf[group]:
+        endpoint = conf[group].endpoint
+        if endpoint:
+            _check_url(group, 'endpoint', endpoint, _HTTP)
+        elif not override:
+            raise InvalidOption(group, 'endpoint',
+                                'not set (auth_type %s has no catalog to '
+                                'find %s in)'
+                                % (conf[group].auth_type, service))
+    try:
+        ks_loading.adapter.process_conf_options(conf[group], {})
+    except TypeError as error:
+        raise InvalidOption(group, 'valid_interfaces', str(error))
+
+
 def check_placement(conf):
     """The options that reach the cloud's Placement: its auth plugin loads
     with the options it needs, the adapter options agree, and
@@ -218,35 +256,7 @@ def check_placement(conf):
 
     :raises InvalidOption: for the first option found at fault.
     """
-    _check_keystone_auth(conf, 'placement', required=True)
-    try:
-        ks_loading.load_auth_from_conf_options(conf, 'placement')
-    except ks_exceptions.MissingRequiredOptions as error:
-        raise InvalidOption('placement', error.options[0].dest,
-                            'not set (auth_type %s needs it)'
-                            % conf.placement.auth_type)
-    except (ks_exceptions.ClientException, ValueError, TypeError) as error:
-        raise InvalidOption('placement', 'auth_type',
-                            'the %r plugin cannot be loaded: %s' % (
-                                conf.placement.auth_type,
-                                redaction.mask_url(error)))
-    override = conf.placement.endpoint_override
-    if override:
-        _check_url('placement', 'endpoint_override', override, _HTTP)
-    # admin_token has no catalog: its endpoint names Placement itself.
-    if 'endpoint' in conf.placement:
-        endpoint = conf.placement.endpoint
-        if endpoint:
-            _check_url('placement', 'endpoint', endpoint, _HTTP)
-        elif not override:
-            raise InvalidOption('placement', 'endpoint',
-                                'not set (auth_type %s has no catalog to '
-                                'find Placement in)'
-                                % conf.placement.auth_type)
-    try:
-        ks_loading.adapter.process_conf_options(conf.placement, {})
-    except TypeError as error:
-        raise InvalidOption('placement', 'valid_interfaces', str(error))
+    _check_service_client(conf, 'placement', 'Placement')
     try:
         class_map.from_conf(conf)
     except ValueError as error:

@@ -12,14 +12,18 @@ import sqlalchemy as sa
 from cyquota.db import models
 from cyquota.db import types
 
-#: The id of the one ``placement_mirror`` row.
+#: The id of the ``placement_mirror`` row of the mirror's sync.
 STATE_ID = 1
+#: The id of the ``placement_mirror`` row of the periodic witness
+#: (``cyquota.cloud.witness_rounds``): ``synced_at`` is when it last ran.
+WITNESS_ID = 2
 
 
 class MirrorState(models.Base):
-    """The one row of the mirror's state, shared by every process: who
-    claimed the current round of the periodic sync, when the copy last
-    succeeded and why the last attempt failed."""
+    """The row of the mirror's state (``STATE_ID``), shared by every
+    process: who claimed the current round of the periodic sync, when the
+    copy last succeeded and why the last attempt failed; and the same of
+    the periodic witness (``WITNESS_ID``)."""
 
     __tablename__ = 'placement_mirror'
 
@@ -89,3 +93,16 @@ class LeaseWrite(models.TimestampMixin, models.Base):
     #: Placement's refusal of the allocation, as the lease's
     #: ``status_reason`` says it; announced once per change.
     refusal = sa.Column(sa.String(1024), nullable=True)
+
+
+class WitnessDrift(models.Base):
+    """What the last run of the periodic witness found: per resource and
+    figure (``used``, or ``leased`` with ``[placement] write_leases``),
+    how many projects the ledger and Placement count differently; only
+    figures that differ have a row."""
+
+    __tablename__ = 'placement_witness_drift'
+
+    resource = sa.Column(types.identifier(255), primary_key=True)
+    field = sa.Column(sa.String(16), primary_key=True)
+    projects = sa.Column(sa.Integer, nullable=False)

@@ -268,8 +268,11 @@ class LeaseEngine:
     # -- start and end -----------------------------------------------------
 
     def delete(self, context, lease_id):
-        """End a PENDING or ACTIVE lease now; it stays readable as ENDED.
-        LeaseConflict (409) for an ENDED or ERROR one."""
+        """End a PENDING or ACTIVE lease now; it stays readable as ENDED,
+        an ACTIVE one's ``end_date`` now and its ``status_reason`` naming
+        the scheduled end, a PENDING one's dates kept and its reason
+        saying it was cancelled (``store.ending``). LeaseConflict (409)
+        for an ENDED or ERROR one."""
         document, row = self._end(context, lease_id)
         lease_writeback.apply(context, lease_id)
         events.started_or_ended(context, 'end',
@@ -303,10 +306,13 @@ class LeaseEngine:
                 lease_writeback.apply(context, lease_id)
                 events.started_or_ended(
                     context, 'end', events.summary(row, lease_models.ENDED))
-                # The filters' context at the periodic end: the lease's.
+                # The filters' context at the periodic end: the lease's,
+                # not made the thread's: the periodic work's later log
+                # lines would carry this lease's user and project.
                 self.chain.on_end(
                     cyquota_context.RequestContext(
-                        user_id=row.user_id, project_id=row.project_id),
+                        user_id=row.user_id, project_id=row.project_id,
+                        overwrite=False),
                     document, lease_id=lease_id)
         return ended
 
@@ -345,7 +351,8 @@ class LeaseEngine:
 
     @db_api.retry_on_conflict
     def _end(self, context, lease_id, due=False):
-        """End the lease now; returns its filters' document and its row.
+        """End the lease now; returns its filters' document and its row as
+        ended (``store.ending``: a DELETE cuts an ACTIVE lease's window).
         ``due``: the periodic end, of an ACTIVE lease whose end has come,
         else None; otherwise an ENDED or ERROR lease is a
         LeaseConflict."""
@@ -360,6 +367,8 @@ class LeaseEngine:
                                               status=row.status)
             store.release_room(conn, row.project_id)
             request = store.request_of(conn, row)
+            end_date, reason = store.ending(row, now, deleted=not due)
+            request.end = end_date  # The filters are told the real end.
             document = self._payload(conn, request, lease_id=lease_id)
             amounts = request.amounts()
             holdings = quota.QUOTAS.lease_holdings(
@@ -368,11 +377,13 @@ class LeaseEngine:
                 for resource, amount in sorted(amounts.items()):
                     holdings.end(resource, amount, lease_id)
                 lease_writeback.record(conn, lease_id, held=False)
-            windows.release(context, conn, lease_id)
-            store.set_status(conn, lease_id, lease_models.ENDED)
+            windows.release(context, conn, lease_id, row.start_date,
+                            end_date)
+            ended = store.end(conn, row, end_date, reason)
             if row.status == lease_models.PENDING:
                 holdings.release(list(amounts), row.start_date,
                                  row.end_date, now)
             holdings.write()
-        LOG.info('Lease %s of project %s ended', lease_id, row.project_id)
-        return document, row
+        LOG.info('Lease %s of project %s ended%s', lease_id, row.project_id,
+                 '' if reason == row.status_reason else ': ' + reason)
+        return document, ended

@@ -155,6 +155,47 @@ def set_status(conn, lease_id, status, status_reason=None):
                  .values(status=status, updated_at=now))
 
 
+#: The ``status_reason`` of an ACTIVE lease a DELETE ended before its
+#: scheduled end (ISO 8601, as the API writes dates); its ``end_date``
+#: became the moment it ended.
+ENDED_EARLY = 'ended early by DELETE; scheduled end was %s'
+#: The ``status_reason`` of a PENDING lease a DELETE ended: its window,
+#: kept, never began.
+CANCELLED = 'cancelled by DELETE before its start'
+
+
+def ending(row, now, deleted):
+    """``(end_date, status_reason)`` of lease ``row`` ending ``now``: by
+    a DELETE (``deleted``) before its scheduled end, an ACTIVE lease's
+    window is cut at ``now`` and a PENDING one's kept, the reason saying
+    which; at its scheduled end, it is as it was."""
+    if not deleted:
+        return row.end_date, row.status_reason
+    if row.status == lease_models.PENDING:
+        return row.end_date, CANCELLED
+    if row.end_date > now:
+        return now, ENDED_EARLY % calendar.isotime(row.end_date)
+    return row.end_date, row.status_reason  # Its end had come already.
+
+
+def end(conn, row, end_date, status_reason):
+    """Store lease ``row`` (locked) as ENDED at ``end_date`` for
+    ``status_reason`` (``ending``); returns the row as stored."""
+    now = models.utcnow()
+    conn.execute(_leases.update().where(_leases.c.id == row.id).values(
+        status=lease_models.ENDED, status_reason=status_reason,
+        end_date=end_date, updated_at=now))
+    conn.execute(_reservations.update()
+                 .where(_reservations.c.lease_id == row.id)
+                 .values(status=lease_models.ENDED, end_date=end_date,
+                         span=types.seconds(row.start_date, end_date),
+                         updated_at=now))
+    return StoredLease(**dict(
+        {field: getattr(row, field) for field in StoredLease._fields},
+        status=lease_models.ENDED, status_reason=status_reason,
+        end_date=end_date, updated_at=now))
+
+
 def change(conn, lease_id, request):
     """Store a lease's new name, window and amounts."""
     now = models.utcnow()

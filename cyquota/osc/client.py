@@ -111,6 +111,14 @@ class Client:
         return self._every_page('reservations', 'uuid', limit, marker,
                                 project_id=project_id, status=status)
 
+    def list_refusals(self, consumer_id=None, project_id=None, limit=None,
+                      marker=None):
+        """``GET /v1/refusals``, newest first: every page after the
+        refusal ``marker``, at most ``limit`` rows."""
+        return self._every_page('refusals', 'id', limit, marker,
+                                consumer_id=consumer_id,
+                                project_id=project_id)
+
     def create_lease(self, lease):
         """``POST /v1/leases`` with the ``lease`` object."""
         return self._call('POST', '/v1/leases', json={'lease': lease})[

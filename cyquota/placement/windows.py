@@ -340,17 +340,20 @@ def activate(session, lease_id, project_id, user_id=None):
     _set_status(session, lease_id, lease_models.ACTIVE)
 
 
-def release(context, session, lease_id):
+def release(context, session, lease_id, start, end):
     """The lease ends: its device allocations are freed and its lease
-    allocations kept as history."""
+    allocations kept as history of the window it had, ``[start, end)``
+    (cut short when it ended early)."""
     allocations.free(context, lease_id)
-    _set_status(session, lease_id, lease_models.ENDED)
+    _set_status(session, lease_id, lease_models.ENDED, end_date=end,
+                span=types.seconds(start, end))
 
 
-def _set_status(session, lease_id, status):
+def _set_status(session, lease_id, status, **window):
     session.execute(_lease_allocations.update()
                     .where(_lease_allocations.c.lease_id == lease_id)
-                    .values(status=status, updated_at=models.utcnow()))
+                    .values(status=status, updated_at=models.utcnow(),
+                            **window))
 
 
 def names(session, provider_ids):

@@ -14,11 +14,13 @@ from cyquota.policies import leases
 from cyquota.policies import limits
 from cyquota.policies import metrics
 from cyquota.policies import quota_usages
+from cyquota.policies import refusals
 from cyquota.policies import reservations
 
 
 def list_rules():
     return itertools.chain(base.list_rules(), quota_usages.list_rules(),
-                           reservations.list_rules(), limits.list_rules(),
-                           devices.list_rules(), leases.list_rules(),
-                           metrics.list_rules(), conductor.list_rules())
+                           reservations.list_rules(), refusals.list_rules(),
+                           limits.list_rules(), devices.list_rules(),
+                           leases.list_rules(), metrics.list_rules(),
+                           conductor.list_rules())

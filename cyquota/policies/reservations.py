@@ -1,5 +1,7 @@
 """Policies of ``/v1/reservations``; the conductor's RPC ``reserve``,
-``commit`` and ``rollback`` are checked with the same rules."""
+``commit`` and ``rollback`` are checked with the same rules (its
+``release`` with ``cyquota:conductor:release``, of the same default as
+``RELEASE``)."""
 
 from oslo_policy import policy
 
@@ -9,6 +11,7 @@ PREFIX = 'cyquota:reservations:%s'
 CREATE = PREFIX % 'create'
 COMMIT = PREFIX % 'commit'
 ROLLBACK = PREFIX % 'rollback'
+RELEASE = PREFIX % 'release'
 LIST = PREFIX % 'list'
 
 rules = [
@@ -27,6 +30,13 @@ rules = [
         name=ROLLBACK, check_str=base.SERVICE_OR_ADMIN,
         description="Roll back a project's reservations.",
         operations=[{'path': '/v1/reservations/rollback',
+                     'method': 'POST'}],
+        scope_types=['project']),
+    policy.DocumentedRuleDefault(
+        name=RELEASE, check_str=base.SERVICE_OR_ADMIN,
+        description="Take amounts off a project's usage at once (a "
+                    "detach, an unbind).",
+        operations=[{'path': '/v1/reservations/release',
                      'method': 'POST'}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(

@@ -19,6 +19,7 @@ from cyquota.quota import attachments
 from cyquota.quota import driver as quota_driver
 from cyquota.quota import limits as quota_limits
 from cyquota.quota.limits import facade
+from cyquota.quota import refusals
 from cyquota.quota import repair
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
@@ -91,6 +92,9 @@ class QuotaEngine:
         ``request_id`` again returns the same uuids. Returns the
         reservation uuids; a ``dry_run`` checks and returns ``[]``.
 
+        A refusal over quota for a ``consumer_id`` (not a dry run) is
+        recorded (``list_refusals``) and notified.
+
         ``devices``: Placement-style request parameters (``{"resources":
         "FPGA:2", "member_of": "in:<agg>,<agg>", ...}``) whose totals equal
         the positive deltas: devices are chosen by those rules and allocated
@@ -118,8 +122,12 @@ class QuotaEngine:
         except exception.OverQuota as refused:
             if not dry_run:
                 metrics.count_over_quota(refused.overs)
-                notifications.over_quota(context, project_id, refused.overs,
-                                         'reserve')
+                if consumer_id is not None:
+                    refusals.record(context, project_id, consumer_id,
+                                    request_id, refused.overs)
+                notifications.over_quota(
+                    context, project_id, refused.overs, 'reserve',
+                    consumer_id=consumer_id, request_id=request_id)
             raise
         metrics.count_reservations('reserved', uuids)
         return uuids
@@ -167,7 +175,8 @@ class QuotaEngine:
         return expired
 
     def purge(self, context):
-        """Delete terminal reservation rows past their retention."""
+        """Delete terminal reservation rows, resolved drift events and
+        recorded refusals past their retention."""
         return self.driver.purge(context)
 
     def lease_holdings(self, context, conn, project_id, resources):
@@ -187,6 +196,19 @@ class QuotaEngine:
         return self.driver.list_reservations(
             context, project_id=project_id, status=status, limit=limit,
             marker=marker)
+
+    def list_refusals(self, context, project_id=None, consumer_id=None,
+                      limit=1000, marker=None):
+        """Recorded refusals of reserves for a consumer, newest first, as
+        dicts ``{id, project_id, consumer_id, request_id, user_id,
+        created_at, overs}``: at most ``limit`` after the one whose id is
+        ``marker`` (InvalidQuery, 400, when the listing has none such)."""
+        if project_id is not None:
+            validation.project_id(project_id)
+        validation.optional_id('consumer_id', consumer_id)
+        return refusals.list_refusals(
+            context, project_id=project_id, consumer_id=consumer_id,
+            limit=limit, marker=marker)
 
     def get_project_usage(self, context, project_id):
         """``{resource: {limit, used, reserved, available}}`` for every

@@ -146,13 +146,18 @@ def _events_through_the_api(heard, ctx):
             {'resource_type': 'accelerator:FPGA', 'amount': 1}]}},
         headers=MEMBER).json['lease']
     api.delete('/v1/leases/%s' % lease['id'], headers=MEMBER)
-    for action, status in (('start', 'ACTIVE'), ('end', 'ENDED')):
+    # Ended early: the end tells when it ended, as the lease shows it now.
+    ended = api.get('/v1/leases/%s' % lease['id'],
+                    headers=MEMBER).json['lease']['end_date']
+    assert ended < end
+    for action, status, end_date in (('start', 'ACTIVE', end),
+                                     ('end', 'ENDED', ended)):
         _, _, event, payload = heard.next()
         assert event == 'accelerator.lease.%s' % action
         data = _data(notifications.LEASE, payload)
         assert (data['id'], data['project_id'], data['user_id'],
                 data['status']) == (lease['id'], 'p3', 'u3', status)
-        assert data['end_date'] == end
+        assert data['end_date'] == end_date
     with pytest.raises(queue.Empty):
         heard.next(timeout=0.5)
 

@@ -83,7 +83,7 @@ def test_commands_stand_beside_cyborgs(openstack):
     ours = groups['openstack.accelerator_quota.v1']
     assert ours == {
         'accelerator quota usage show', 'accelerator quota usage list',
-        'accelerator reservation list'} | {
+        'accelerator reservation list', 'accelerator quota refusal list'} | {
         'accelerator lease %s' % verb
         for verb in ('create', 'list', 'show', 'set', 'delete')} | {
         'accelerator limit %s' % verb

@@ -4,18 +4,24 @@ operator runs them (a real process, a config file), against a real
 Placement (the ``placement`` fixture), on PostgreSQL and MariaDB."""
 
 import datetime
+import logging
 import subprocess
 import sys
+import time
 
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+from prometheus_client.parser import text_string_to_metric_families
 import pytest
 import sqlalchemy as sa
 
+from cyquota.api import metrics_page
 from cyquota.cloud import lease_writeback
 from cyquota.cloud import mirror
 from cyquota.cloud import placement_client
 from cyquota.cloud import witness
+from cyquota.cloud import witness_rounds
+from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
 from cyquota.conf import placement as placement_conf
 from cyquota import context as cyquota_context
@@ -278,3 +284,99 @@ def test_a_lease_written_to_placement_is_its_leased_count(
     assert 'Leases that differ from Placement' in differs.stdout
     assert 'Use that differs' not in differs.stdout
     assert _rows(differs.stdout) == [[A, 'GPU', '3', '0', '-3']]
+
+
+@pytest.fixture
+def witnessing(placement, backend):
+    """cyquota in this process in Placement mode, reading the fixture's
+    Placement (emptied), its periodic witness every second."""
+    placement_server.empty(placement)
+    CONF.register_opts(ks_loading.get_auth_plugin_conf_options(
+        'admin_token'), group='placement')
+    settings = dict(source='placement', class_map={'GPU': 'PGPU'},
+                    auth_type='admin_token', endpoint=placement.url,
+                    token=TOKEN, timeout=5, witness_interval=1)
+    for name, value in settings.items():
+        CONF.set_override(name, value, 'placement')
+    yield placement
+    for name in settings:
+        CONF.clear_override(name, 'placement')
+
+
+#: The witness's last-run gauge, as ``_witness_gauges`` keys it.
+LAST_RUN = ('cyquota_placement_witness_last_run_timestamp_seconds', ())
+
+
+def _witness_round(caplog):
+    """One run of the conductor's periodic witness, once its interval
+    has passed; returns its WARNING lines and the drift gauges' samples
+    that a scrape of ``GET /metrics`` shows then."""
+    [task] = [task for task, _, _
+              in conductor_service._periodic_tasks('functional-conductor')
+              if task.__name__ == 'check_placement_witness']
+    time.sleep(CONF.placement.witness_interval)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger='cyquota'):
+        task()
+    return [record.getMessage() for record in caplog.records
+            if record.levelno == logging.WARNING], _witness_gauges()
+
+
+def _witness_gauges():
+    """``{(name, labels): value}`` of the witness's gauges in a scrape of
+    ``GET /metrics``."""
+    return {(sample.name, tuple(sorted(sample.labels.items()))):
+            sample.value
+            for family in text_string_to_metric_families(
+                metrics_page.render().decode())
+            for sample in family.samples
+            if sample.name.startswith('cyquota_placement_witness')
+            or sample.name == 'cyquota_placement_drift'}
+
+
+def _drift(samples, resource):
+    return samples[('cyquota_placement_drift',
+                    (('field', 'used'), ('resource', resource)))]
+
+
+def test_the_conductor_witnesses_placement_and_never_repairs(
+        witnessing, tmp_path, db_url, ctx, caplog):
+    node = witnessing.provider(name='node-1')
+    gpu = witnessing.provider(name='node-1-gpu', parent=node)
+    witnessing.inventory(gpu, {'PGPU': 4})
+    _attach(ctx, A, VM1, {'GPU': 1})
+    witnessing.allocate(VM1, {gpu: {'PGPU': 1}}, A, USER)
+    # An allocation in Placement that the ledger never saw.
+    witnessing.allocate(VM2, {gpu: {'PGPU': 2}}, B, USER)
+    assert _witness_gauges() == {LAST_RUN: 0}
+
+    warnings, samples = _witness_round(caplog)
+    assert warnings == ['Placement witness: project %s, resource GPU, used: '
+                        'ledger 0, Placement 2' % B]
+    assert (_drift(samples, 'GPU'), _drift(samples, 'FPGA')) == (1, 0)
+    ran_at = samples[LAST_RUN]
+    assert abs(ran_at - time.time()) < 60
+    # Another conductor in the same round compares nothing.
+    CONF.set_override('witness_interval', 600, 'placement')
+    assert witness_rounds.periodic_check(ctx, 'another-conductor') is None
+    CONF.set_override('witness_interval', 1, 'placement')
+    # Seen, not repaired.
+    assert Q.get_project_usage(ctx, B)['GPU']['used'] == 0
+    again, samples = _witness_round(caplog)
+    assert again == warnings
+    ran_at = samples[LAST_RUN]
+    # Placement away: one line, and the last run's record stays.
+    with witnessing.server.stopped():
+        away, samples = _witness_round(caplog)
+    assert len(away) == 1 and away[0].startswith(
+        'Placement witness not run: Placement '), away
+    assert _drift(samples, 'GPU') == 1
+    assert samples[LAST_RUN] == ran_at
+
+    repaired = _manage(_config(tmp_path, db_url, witnessing.url), 'quota',
+                       'sync', '--from-placement')
+    assert repaired.returncode == 0, repaired.stderr
+    warnings, samples = _witness_round(caplog)
+    assert warnings == []
+    assert (_drift(samples, 'GPU'), _drift(samples, 'FPGA')) == (0, 0)
+    assert samples[LAST_RUN] > ran_at

@@ -27,6 +27,21 @@ def _reservation_rows():
             sa.select(table.c.uuid, table.c.status))]
 
 
+def run_conductor_until(done, timeout=30):
+    """Run a conductor (its periodic tasks) until ``done()`` or
+    ``timeout`` seconds."""
+    conductor = conductor_service.ConductorService(host='unit-conductor')
+    conductor.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not done() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        conductor.stop()
+        conductor.wait()
+        rpc.reset()
+
+
 def test_without_a_conductor_a_call_times_out(sqlite_db, ctx):
     CONF.set_override('topic', 'nobody-listens', 'conductor')
     try:
@@ -40,17 +55,10 @@ def test_without_a_conductor_a_call_times_out(sqlite_db, ctx):
 def test_periodic_expiry(sqlite_db, ctx):
     CONF.set_override('expire_interval', 1, 'conductor')
     uuids = quota.QUOTAS.reserve(ctx, 'p1', {'FPGA': 2}, expire=1)
-    conductor = conductor_service.ConductorService(host='unit-conductor')
-    conductor.start()
     try:
-        deadline = time.monotonic() + 30
-        while (quota.QUOTAS.get_project_usage(ctx, 'p1')['FPGA']['reserved']
-               and time.monotonic() < deadline):
-            time.sleep(0.2)
+        run_conductor_until(lambda: not quota.QUOTAS.get_project_usage(
+            ctx, 'p1')['FPGA']['reserved'])
     finally:
-        conductor.stop()
-        conductor.wait()
-        rpc.reset()
         CONF.clear_override('expire_interval', 'conductor')
     assert _reservation_rows() == [(uuids[0], 'expired')]
 
@@ -60,16 +68,9 @@ def test_periodic_purge(sqlite_db, ctx):
     CONF.set_override('purge_interval', 1, 'conductor')
     quota.QUOTAS.commit(ctx, 'p1', quota.QUOTAS.reserve(ctx, 'p1',
                                                         {'FPGA': 1}))
-    conductor = conductor_service.ConductorService(host='unit-conductor')
-    conductor.start()
     try:
-        deadline = time.monotonic() + 30
-        while _reservation_rows() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        run_conductor_until(lambda: not _reservation_rows())
     finally:
-        conductor.stop()
-        conductor.wait()
-        rpc.reset()
         CONF.clear_override('purge_interval', 'conductor')
     assert _reservation_rows() == []
     assert quota.QUOTAS.get_project_usage(ctx, 'p1')['FPGA']['used'] == 1

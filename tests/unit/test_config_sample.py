@@ -1,5 +1,6 @@
 """The sample config in the repo shows every cyquota option as it is now."""
 
+import os
 import pathlib
 import re
 import subprocess
@@ -33,3 +34,34 @@ def test_sample_is_current(tmp_path):
 
 def test_sample_shows_the_embedded_default():
     assert '#connection = sqlite:///cyquota.sqlite' in SAMPLE.read_text()
+
+
+def _setup_cfg_entry_point(namespace):
+    """The ``oslo.config.opts`` line of setup.cfg naming ``namespace``."""
+    text = (ROOT / 'setup.cfg').read_text()
+    section = text.split('oslo.config.opts =', 1)[1]
+    return re.search(r'^\s+(%s = \S+)$' % re.escape(namespace), section,
+                     flags=re.M).group(1)
+
+
+def test_cyborg_filter_sample_is_current(tmp_path):
+    # The namespace as setup.cfg declares it, without reinstalling: a
+    # distribution of its own on the path holds the entry point.
+    info = tmp_path / 'entry_points' / 'cyquota_filter_sample-0.dist-info'
+    info.mkdir(parents=True)
+    (info / 'METADATA').write_text(
+        'Metadata-Version: 2.1\nName: cyquota-filter-sample\nVersion: 0\n')
+    (info / 'entry_points.txt').write_text('[oslo.config.opts]\n%s\n' % (
+        _setup_cfg_entry_point('cyquota.cyborg_filter')))
+    out = tmp_path / 'cyborg-filter.conf'
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), str(info.parent), os.environ.get('PYTHONPATH', '')]))
+    subprocess.run(
+        [sys.executable, '-m', 'oslo_config.generator', '--config-file',
+         str(ROOT / 'etc' / 'cyquota'
+             / 'cyquota-cyborg-filter-config-generator.conf'),
+         '--output-file', str(out)],
+        check=True, timeout=120, env=env)
+    committed = ROOT / 'etc' / 'cyquota' / 'cyborg-filter.conf.sample'
+    assert committed.read_text() == out.read_text(), (
+        '%s is out of date: run "make genconfig"' % committed)

@@ -413,6 +413,7 @@ def test_placement_is_the_device_source_when_devstack_runs_it(tmp_path):
         'project_domain_name': 'Default',
         'region_name': 'RegionOne',
         'write_leases': 'True',
+        'witness_interval': '600',
         'class_map': 'GPU:PGPU'}
     known = _known_options()['placement']
     assert set(host.read_conf()['placement']) <= known

@@ -3,11 +3,18 @@ against quota and device capacity, the promise to ordinary reserves, start
 and end by the periodic work, updates and early ends."""
 
 import datetime
+import io
 import json
+import logging
+import threading
 import uuid
 
+from oslo_config import cfg
+from oslo_log import formatters
+from oslo_log import log
 import pytest
 
+from cyquota.conductor import service as conductor_service
 from cyquota.conf import CONF
 from cyquota import context
 from cyquota import exception
@@ -148,6 +155,50 @@ def test_start_and_end_by_the_periodic_work(pool, ctx, clock):  # noqa: F811
     assert rows('consumer_usages', consumer_id=made['id'])[0]['used'] == 0
 
 
+def _periodic_lines(name):
+    """Run the conductor's periodic task ``name`` once in a thread of its
+    own, as its worker does, then log a line from that thread; returns
+    the lines as the conductor's log formats them."""
+    task = {task.__name__: task for task, _, _
+            in conductor_service._periodic_tasks('unit-conductor')}[name]
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    log_conf = cfg.ConfigOpts()  # The conductor's logging options.
+    log.register_options(log_conf)
+    log_conf([])
+    handler.setFormatter(formatters.ContextFormatter(config=log_conf))
+    logger = logging.getLogger('cyquota')
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+
+    def periodic_loop():
+        task()
+        conductor_service.LOG.info('the periodic loop goes on')
+
+    try:
+        runner = threading.Thread(target=periodic_loop)
+        runner.start()
+        runner.join()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return stream.getvalue().splitlines()
+
+
+def test_a_scheduled_end_leaves_the_periodic_log_lines_anonymous(
+        pool, ctx, clock):  # noqa: F811
+    owner = context.RequestContext(user_id='lease-owner-user',
+                                   project_id='lease-owner-project',
+                                   overwrite=False)
+    lease(owner, 1, 'now', at(1), project='lease-owner-project')
+    clock.advance(3600)
+    lines = _periodic_lines('start_and_end_leases')
+    assert any('ended' in line for line in lines)
+    [after] = [line for line in lines if 'the periodic loop goes on' in line]
+    assert 'lease-owner' not in after
+
+
 def test_delete_ends_early_and_gives_everything_back(pool, ctx):
     pending = lease(ctx, 2, at(1), at(2))
     active = lease(ctx, 2, 'now', at(2))
@@ -160,6 +211,38 @@ def test_delete_ends_early_and_gives_everything_back(pool, ctx):
         LEASES.delete(ctx, active['id'])
     with pytest.raises(exception.LeaseConflict):
         LEASES.update(ctx, active['id'], {'name': 'again'})
+
+
+def test_delete_shows_when_the_lease_really_ended(pool, ctx, clock):  # noqa
+    pending = lease(ctx, 1, at(2), at(3))
+    active = lease(ctx, 1, 'now', at(2))
+    due = lease(ctx, 1, 'now', at(1))
+    clock.advance(1800)
+    LEASES.delete(ctx, pending['id'])
+    LEASES.delete(ctx, active['id'])
+    clock.advance(1800)
+    assert LEASES.end_due(ctx) == 1
+    shown = {made['id']: LEASES.get(ctx, made['id'])
+             for made in (pending, active, due)}
+    # An ACTIVE lease's window really was [start_date, the DELETE).
+    assert (shown[active['id']]['end_date'],
+            shown[active['id']]['status_reason']) == (
+        at(0.5), 'ended early by DELETE; scheduled end was ' + at(2))
+    assert [reservation['amount'] for reservation
+            in shown[active['id']]['reservations']] == [1]
+    # A PENDING one never began: its dates stay.
+    assert ((shown[pending['id']]['start_date'],
+             shown[pending['id']]['end_date'],
+             shown[pending['id']]['status_reason'])
+            == (at(2), at(3), 'cancelled by DELETE before its start'))
+    # At its scheduled end, as it was.
+    assert (shown[due['id']]['end_date'],
+            shown[due['id']]['status_reason']) == (at(1), None)
+    # Its calendar rows keep the window it had.
+    assert [(row['end_date'], row['span']) for table
+            in ('lease_reservations', 'lease_allocations')
+            for row in rows(table, lease_id=active['id'])] == [
+        (START + HOUR / 2, 1800)] * 2
 
 
 def test_update_rechecks_the_window_and_a_refusal_changes_nothing(pool, ctx):

@@ -5,7 +5,10 @@ cyquota's resources, and compared with the ledger's counts."""
 from oslo_config import cfg
 import pytest
 
+from cyquota.api import witness_gauges
 from cyquota.cloud import witness
+from cyquota.conductor import service as conductor_service
+from cyquota.conf import CONF
 from cyquota.conf import placement as placement_conf
 
 MAPPED = {'PGPU': 'GPU', 'FPGA': 'FPGA'}
@@ -104,3 +107,25 @@ def test_options_that_load_make_a_witness(tmp_path):
         tmp_path, 'auth_type = admin_token\nendpoint = http://127.0.0.1:9\n'
                   'token = x\nclass_map = GPU:PGPU\n'))
     assert found.mapped == {'PGPU': 'GPU', 'FPGA': 'FPGA'}
+
+
+def test_the_periodic_witness_runs_in_placement_mode_unless_turned_off(
+        sqlite_db):
+    def tasks():
+        return [task.__name__ for task, _, _
+                in conductor_service._periodic_tasks('unit-conductor')]
+
+    assert 'check_placement_witness' not in tasks()
+    assert witness_gauges.WitnessCollector().collect() == []
+    CONF.set_override('source', 'placement', 'placement')
+    try:
+        assert 'check_placement_witness' in tasks()
+        [never] = witness_gauges.WitnessCollector().collect()
+        assert (never.name, never.samples[0].value) == (
+            'cyquota_placement_witness_last_run_timestamp_seconds', 0)
+        CONF.set_override('witness_interval', 0, 'placement')
+        assert 'check_placement_witness' not in tasks()
+        assert witness_gauges.WitnessCollector().collect() == []
+    finally:
+        CONF.clear_override('source', 'placement')
+        CONF.clear_override('witness_interval', 'placement')

@@ -114,8 +114,14 @@ runs and the window is checked again; a refusal changes nothing. An
                            'admins); it stays readable as ``ENDED``.',
                 'description': 'Quota and devices are given back, then the '
                                "usage-enforcement filters' ``on_end`` is "
-                               'called. An ``ENDED`` or ``ERROR`` lease is a '
-                               '409.',
+                               'called. An ``ACTIVE`` lease\'s ``end_date`` '
+                               'becomes the moment it ended and its '
+                               '``status_reason`` "ended early by DELETE; '
+                               'scheduled end was <end_date>"; a '
+                               "``PENDING`` lease keeps its dates, its "
+                               '``status_reason`` "cancelled by DELETE '
+                               'before its start". An ``ENDED`` or '
+                               '``ERROR`` lease is a 409.',
                 'responses': op.answers({'204': op.NO_CONTENT}, 403, 409,
                                         s404=_NOT_FOUND)}},
     }

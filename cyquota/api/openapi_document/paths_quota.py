@@ -1,5 +1,5 @@
 """The paths of the version documents, this document, quota usage,
-reservations, limits and projects."""
+reservations, refusals, limits and projects."""
 
 from cyquota.api.openapi_document import operation as op
 from cyquota.api.openapi_document import wsme_schema
@@ -8,6 +8,7 @@ from cyquota.api.schemas import reservation as reservation_schemas
 from cyquota.api.types import limit as limit_types
 from cyquota.api.types import project as project_types
 from cyquota.api.types import quota_usage as usage_types
+from cyquota.api.types import refusal as refusal_types
 from cyquota.api.types import registered_limit as registered_types
 from cyquota.api.types import reservation as reservation_types
 from cyquota.db import models
@@ -144,6 +145,49 @@ when named) is a 400 ``marker [<marker>] not found``.''',
             'requestBody': finish,
             'responses': op.answers({'204': op.NO_CONTENT},
                                     *_FINISH_ERRORS)}},
+        '/v1/reservations/release': {'post': {
+            'operationId': 'release',
+            'summary': 'Take quota off used at once: an unbind, a detach '
+                       '(service or admin).',
+            'description': '''\
+The twin of the RPC ``release``: each positive amount comes off the
+project's ``used`` (and what ``consumer_id`` holds) in one committed
+release row. More than is used stops at zero and is recorded as drift
+for ``quota sync``; it is not an error.''',
+            'requestBody': op.body(reservation_schemas.RELEASE, example={
+                'project_id': 'p1', 'deltas': {'FPGA': 1},
+                'consumer_id': 'vm-1'}),
+            'responses': op.answers({'204': op.NO_CONTENT},
+                                    400, 403, 413, 415, 503)}},
+    }
+
+
+def _refusals(components):
+    return {
+        '/v1/refusals': {'get': {
+            'operationId': 'listRefusals',
+            'summary': 'Reserves for a consumer refused over quota, newest '
+                       "first, paged (a project's readers: its own; admin: "
+                       'all).',
+            'description': '''\
+A reserve that names a ``consumer_id`` (a Nova instance, for Cyborg's
+binds) and is refused over quota (not a dry run) is recorded with the
+403's ``overs``, so that it can be found after its caller lost the
+error. Without ``project_id`` a project's reader or member sees the
+caller's own project, an admin every project's. A full page has a
+``refusals_links`` ``next`` link; its ``marker`` is the id of the
+page's last refusal. Records are purged after ``[quota]
+reservation_retention``.''',
+            'parameters': [
+                op.query('consumer_id'), op.query('project_id'),
+                op.parameter('PageLimit'),
+                op.query('marker', description="The id of the previous "
+                         "page's last refusal.")],
+            'responses': op.answers(
+                {'200': op.answer(
+                    'One page of refusals.', components.schema_of(
+                        refusal_types.RefusalsResponse))},
+                400, 403, 503)}},
     }
 
 
@@ -238,5 +282,6 @@ def paths(components):
     found = _versions()
     found.update(_usages(components))
     found.update(_reservations(components))
+    found.update(_refusals(components))
     found.update(_limits(components))
     return found

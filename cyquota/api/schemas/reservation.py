@@ -1,4 +1,5 @@
-"""Bodies of ``POST /v1/reservations`` and its commit and rollback.
+"""Bodies of ``POST /v1/reservations``, its commit and rollback, and
+``POST /v1/reservations/release``.
 
 The schemas check the JSON types; the values (project id form, known
 resources, non-zero amounts, dates, uuids) are checked by the
@@ -11,16 +12,19 @@ _PROJECT_ID = {'type': 'string',
                'description': 'A project id (1 to 64 letters, digits, ``-`` '
                               'or ``_``).'}
 
+
+def _deltas(amount, description):
+    """``deltas``: a non-empty ``{resource: amount}`` object."""
+    return {'type': 'object', 'minProperties': 1,
+            'additionalProperties': dict(amount, type='integer'),
+            'description': description}
+
+
 POST_RESERVATION = {
     'type': 'object',
     'properties': {
         'project_id': _PROJECT_ID,
-        'deltas': {
-            'type': 'object',
-            'minProperties': 1,
-            'additionalProperties': {'type': 'integer'},
-            'description': '``{resource: non-zero amount}``.',
-        },
+        'deltas': _deltas({}, '``{resource: non-zero amount}``.'),
         'expire': {
             'anyOf': [{'type': 'integer'}, {'type': 'string'},
                       {'type': 'null'}],
@@ -64,5 +68,18 @@ FINISH_RESERVATIONS = {
         },
     },
     'required': ['project_id', 'reservations'],
+    'additionalProperties': False,
+}
+
+RELEASE = {
+    'type': 'object',
+    'properties': {
+        'project_id': _PROJECT_ID,
+        'deltas': _deltas({'minimum': 1}, '``{resource: positive amount}`` '
+                                          'to take off ``used``.'),
+        'consumer_id': dict(_STRING_OR_NULL, description=(
+            'The consumer (an instance) that gives the amounts back.')),
+    },
+    'required': ['project_id', 'deltas'],
     'additionalProperties': False,
 }

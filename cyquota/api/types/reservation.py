@@ -1,5 +1,5 @@
-"""Bodies of ``/v1/reservations``: reserve, commit and roll back, and the
-listing."""
+"""Bodies of ``/v1/reservations``: reserve, commit, roll back and
+release, and the listing."""
 
 import wsme
 from wsme import types as wtypes
@@ -50,6 +50,14 @@ class FinishRequest(base.APIBase):
 
     project_id = wsme.wsattr(wtypes.text, mandatory=True)
     reservations = wsme.wsattr([wtypes.text], mandatory=True)
+
+
+class ReleaseRequest(base.APIBase):
+    """Body of ``POST /v1/reservations/release``."""
+
+    project_id = wsme.wsattr(wtypes.text, mandatory=True)
+    deltas = wsme.wsattr({wtypes.text: attributes.INTEGER}, mandatory=True)
+    consumer_id = wsme.wsattr(wtypes.text, default=None)
 
 
 class Over(base.APIBase):

@@ -9,9 +9,12 @@ import sqlalchemy as sa
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
+from cyquota.db import refusal_log_models
 from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
+
+_REFUSALS = refusal_log_models.Refusal.__table__
 
 
 class Upkeep:
@@ -23,8 +26,9 @@ class Upkeep:
 
     @staticmethod
     def purge(context):
-        """Delete terminal reservation rows and resolved drift events older
-        than ``[quota] reservation_retention``; returns how many rows."""
+        """Delete terminal reservation rows, resolved drift events and
+        recorded refusals older than ``[quota] reservation_retention``;
+        returns how many rows."""
         before = models.utcnow() - datetime.timedelta(
             seconds=CONF.quota.reservation_retention)
         total = 0
@@ -32,7 +36,8 @@ class Upkeep:
                 (sql.RESERVATIONS, sa.and_(
                     sql.RESERVATIONS.c.status.in_(models.TERMINAL_STATUSES),
                     sql.RESERVATIONS.c.updated_at < before)),
-                (sql.DRIFT, sql.DRIFT.c.resolved_at < before)):
+                (sql.DRIFT, sql.DRIFT.c.resolved_at < before),
+                (_REFUSALS, _REFUSALS.c.created_at < before)):
             while True:
                 ids = _purge_batch(context, table, where)
                 total += len(ids)

@@ -9,6 +9,7 @@ from cyquota.api.controllers.v1 import limits
 from cyquota.api.controllers.v1 import openapi
 from cyquota.api.controllers.v1 import projects
 from cyquota.api.controllers.v1 import quota_usages
+from cyquota.api.controllers.v1 import refusals
 from cyquota.api.controllers.v1 import registered_limits
 from cyquota.api.controllers.v1 import reservations
 from cyquota.api.controllers.v1 import resource_providers
@@ -22,6 +23,7 @@ class V1Controller:
     resource_providers = resource_providers.ResourceProvidersController()
     quota_usages = quota_usages.QuotaUsagesController()
     reservations = reservations.ReservationsController()
+    refusals = refusals.RefusalsController()
     limits = limits.LimitsController()
     registered_limits = registered_limits.RegisteredLimitsController()
     projects = projects.ProjectsController()

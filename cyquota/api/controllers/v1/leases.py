@@ -36,28 +36,6 @@ def _answer(view):
     return types.LeaseResponse.from_dict({'lease': view}).to_json()
 
 
-def _listed_project(context, project_id):
-    """The project whose leases the caller may list: the one named, else
-    the caller's own; None (every project) for an admin naming none.
-
-    Without project_id the empty target, which only an admin rule
-    matches, tells an admin from a project's reader or member.
-    """
-    if project_id is None:
-        try:
-            policy.authorize(context, rules.LIST, {})
-            return None
-        except exception.PolicyNotAuthorized:
-            project_id = context.project_id
-        # A caller without a project must not fall through to None,
-        # which would mean every project.
-        if not project_id:
-            raise exception.PolicyNotAuthorized(action=rules.LIST)
-    policy.authorize(context, rules.LIST, {'project_id': project_id})
-    quota_validation.project_id(project_id)
-    return project_id
-
-
 class LeaseController:
     """``/v1/leases/{lease_id}``."""
 
@@ -113,7 +91,8 @@ class LeasesController:
         query.choice('status', params['status'], types.STATUSES)
         page_size = query.clamped_page_size(params['limit'])
         context = pecan.request.context
-        project_id = _listed_project(context, params['project_id'])
+        project_id = policy.listed_project(context, rules.LIST,
+                                           params['project_id'])
         found = leases.LEASES.list(
             context, project_id=project_id, status=params['status'],
             limit=page_size, marker=params['marker'])

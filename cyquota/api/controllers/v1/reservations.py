@@ -1,4 +1,5 @@
-"""``/v1/reservations``: reserve, commit and roll back quota over REST.
+"""``/v1/reservations``: reserve, commit, roll back and release quota over
+REST.
 
 ``POST /v1/reservations`` takes ``expire`` as on the Python and RPC
 interfaces: whole seconds from now, an ISO 8601 date and time with its UTC
@@ -10,6 +11,11 @@ over-quota error would carry. A
 retried reserve (same ``request_id``) returns the first reserve's uuids;
 its ``expire`` is the one this request computed, the stored expiry stays
 the first one's.
+
+``POST /v1/reservations/release`` takes positive amounts off ``used`` at
+once (an unbind, a detach), as the RPC ``release`` does, and answers 204:
+more than the project (or the consumer) uses stops at zero and is
+recorded as drift, as on every interface.
 
 ``GET /v1/reservations?project_id=&status=&limit=&marker=`` (admin) lists
 the rows newest first, a page at a time: ``limit`` (lowered to ``[api]
@@ -60,11 +66,29 @@ class _FinishController:
         return webob.Response(status=204)
 
 
+class _ReleaseController:
+    """``POST /v1/reservations/release``."""
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='POST')
+    def post(self):
+        data = validation.typed_body(types.ReleaseRequest, schema.RELEASE)
+        context = policy.authorized_context(
+            rules.RELEASE, {'project_id': data['project_id']})
+        quota.QUOTAS.release(context, data['project_id'], data['deltas'],
+                             consumer_id=data.get('consumer_id'))
+        return webob.Response(status=204)
+
+
 class ReservationsController:
     """``/v1/reservations``."""
 
     commit = _FinishController(rules.COMMIT, quota.QUOTAS.commit)
     rollback = _FinishController(rules.ROLLBACK, quota.QUOTAS.rollback)
+    release = _ReleaseController()
 
     @pecan.expose(generic=True)
     def index(self):

@@ -1,0 +1,44 @@
+"""``/v1/refusals``: the reserves for a consumer refused over quota, as
+cyquota recorded them (SPEC 3.7), so that a refusal whose error its caller
+lost (Nova drops Cyborg's) is found by the instance uuid.
+
+``GET /v1/refusals?consumer_id=&project_id=&limit=&marker=`` lists them
+newest first, a page at a time: ``limit`` (lowered to ``[api]
+max_limit``, its default) after the refusal whose id is ``marker``; a
+full page links to the next. A project's readers and members see its
+own (the caller's project when none is named), an admin every
+project's.
+"""
+
+import pecan
+
+from cyquota.api import policy
+from cyquota.api import query
+from cyquota.api.types import refusal as types
+from cyquota.policies import refusals as rules
+from cyquota import quota
+
+
+class RefusalsController:
+    """``/v1/refusals``."""
+
+    @pecan.expose(generic=True)
+    def index(self):
+        pecan.abort(405)
+
+    @index.when(method='GET', template='json')
+    def get(self):
+        params = query.params('project_id', 'consumer_id', 'limit',
+                              'marker')
+        page_size = query.clamped_page_size(params['limit'])
+        context = pecan.request.context
+        project_id = policy.listed_project(context, rules.LIST,
+                                           params['project_id'])
+        rows = quota.QUOTAS.list_refusals(
+            context, project_id=project_id,
+            consumer_id=params['consumer_id'], limit=page_size,
+            marker=params['marker'])
+        return types.RefusalsResponse.from_dict(dict(
+            {'refusals': rows},
+            **query.next_links('refusals', params, rows, page_size,
+                               'id'))).to_json()
