@@ -2,6 +2,8 @@
 on the bed's RabbitMQ vhost, the ledger on a private PostgreSQL or MariaDB
 database, devices from the bed's Placement with leases written back."""
 
+import os
+
 from benchmarks import support
 from tests.functional.openstack_bed import config_files
 from tests.functional.openstack_bed import identity
@@ -30,6 +32,9 @@ class Cyquota:
         self.transport_url = transport_url
         self.extra = extra or {}
         self.config = self.home / 'cyquota.conf'
+        # The tests' cyquota: the checkout they run from.
+        self.env = {'PYTHONPATH': os.environ.get('PYTHONPATH', ''),
+                    'PYTHONWARNINGS': 'ignore'}
         self.limit_endpoint_id = None
         self.write_config()
 
@@ -61,13 +66,13 @@ class Cyquota:
     def sync_database(self):
         self.procs.run('cyquota-manage', [
             support.BIN / 'cyquota-manage', '--config-file', self.config,
-            'db', 'sync'])
+            'db', 'sync'], env=self.env)
 
     def start(self):
         for service in _SERVICES:
             self.procs.start(service, [
                 support.BIN / service, '--config-file', self.config],
-                env={'PYTHONWARNINGS': 'ignore'})
+                env=self.env)
 
     def wait(self):
         self.procs.wait_until_answering('cyquota-api', self.url + '/',

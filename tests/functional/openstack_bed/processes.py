@@ -39,7 +39,7 @@ class Processes:
             process = subprocess.Popen(
                 _DIE_WITH_PARENT + [str(arg) for arg in argv], stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=dict(os.environ, **(env or {})), start_new_session=True)
+                env=_environment(env), start_new_session=True)
         self.running[name] = process
         return process
 
@@ -50,7 +50,7 @@ class Processes:
                 subprocess.run([str(arg) for arg in argv], stdout=log,
                                stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, check=True,
-                               env=dict(os.environ, **(env or {})),
+                               env=_environment(env),
                                timeout=timeout)
             except subprocess.SubprocessError as error:
                 unavailable('%s failed: %s\n%s' % (name, error,
@@ -117,6 +117,15 @@ class Processes:
             if int(fields[2]) in groups:
                 total += int(fields[21]) * os.sysconf('SC_PAGE_SIZE')
         return total
+
+
+def _environment(env):
+    """This process's environment but for its ``PYTHONPATH`` (the services
+    run from their own virtualenvs), with ``env`` on top."""
+    environment = {name: value for name, value in os.environ.items()
+                   if name != 'PYTHONPATH'}
+    environment.update(env or {})
+    return environment
 
 
 def _signal_group(process, signum):
