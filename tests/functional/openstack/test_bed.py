@@ -16,7 +16,8 @@ def test_boot_binds_a_fake_fpga_and_delete_releases_it(bed):
     assert server['status'] == 'ACTIVE', server.get('fault')
     arqs = bed.arqs(instance=server['id'])
     assert [arq['state'] for arq in arqs] == ['Bound']
-    device = bed.device_provider(bed.hosts[0])
+    host = bed.server(server['id'])['OS-EXT-SRV-ATTR:host']
+    device = bed.device_provider(host)
     held = bed.allocations(server['id'])
     assert held[device['uuid']]['resources'] == {'FPGA': 1}
     assert arqs[0]['device_rp_uuid'] == device['uuid']

@@ -125,7 +125,8 @@ class Bed(cloud.Cloud):
         self.nova.write_config()
         self.cyquota = cyquota_services.Cyquota(
             self.home, self.procs, ports['accelerator-quota'], keystone,
-            self.ledger_url, self.vhost.url, self.conf['cyquota'])
+            self.ledger_url, self.vhost.url, self.cyquota_filter,
+            self.conf['cyquota'])
         self.cyborg = cyborg.Cyborg(
             self.home, self.procs, venv['cyborg'], ports['accelerator'],
             keystone, db['cyborg'], self.vhost.url,

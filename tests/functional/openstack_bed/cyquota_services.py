@@ -17,11 +17,13 @@ class Cyquota:
     """cyquota's configuration in ``home``/cyquota and its processes.
 
     :param database: the ledger's URL.
+    :param cyborg_reads: the conductor reads Cyborg's ARQs (``[cyborg]``,
+        for the binds Cyborg finishes late), as with cyquota's filter.
     :param extra: more ``{section: {option: value}}`` for cyquota.conf.
     """
 
     def __init__(self, home, procs, port, keystone_url, database,
-                 transport_url, extra=None):
+                 transport_url, cyborg_reads=False, extra=None):
         self.home = home / 'cyquota'
         self.home.mkdir()
         self.procs = procs
@@ -30,6 +32,7 @@ class Cyquota:
         self.keystone_url = keystone_url
         self.database = database
         self.transport_url = transport_url
+        self.cyborg_reads = cyborg_reads
         self.extra = extra or {}
         self.config = self.home / 'cyquota.conf'
         # The tests' cyquota: the checkout they run from.
@@ -55,6 +58,10 @@ class Cyquota:
                               region_name=identity.REGION,
                               source='placement', write_leases='true'),
         }
+        if self.cyborg_reads:
+            sections['cyborg'] = dict(
+                identity.password_options(keystone, 'cyquota'),
+                region_name=identity.REGION)
         if self.limit_endpoint_id:
             sections['oslo_limit'] = {
                 'auth_type': 'password', 'auth_url': keystone,
