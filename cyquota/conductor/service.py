@@ -78,7 +78,8 @@ def _periodic_tasks(host):
     def purge_reservations():
         purged = quota.QUOTAS.purge(cyquota_context.get_admin_context())
         if purged:
-            LOG.info('Purged %d finished reservation row(s)', purged)
+            LOG.info('Purged %d row(s) past their retention (finished '
+                     'reservations, resolved drift, refusals)', purged)
 
     @periodics.periodic(CONF.placement.sync_interval, run_immediately=True)
     def sync_placement_mirror():

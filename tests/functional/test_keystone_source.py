@@ -240,6 +240,21 @@ def test_flat(keystone, tmp_path, ctx):
     assert on_keystone.outcomes == on_local.outcomes == FLAT_OUTCOMES
 
 
+def test_flat_on_postgresql_and_mariadb(keystone, backend, ctx):
+    """Keystone's limits reach the ledger's statements as binds (the local
+    store's are read in SQL): typed, or PostgreSQL takes one for text."""
+    admin = keystone('flat')
+    admin.registered_limit(10)
+    admin.domain('dom')
+    admin.project('P', 'dom')
+    admin.project('Q', 'dom')
+    admin.limit('P', 5)
+    use_keystone(admin)
+    run = Run(ctx, admin.ids)
+    flat_steps(run)
+    assert run.outcomes == FLAT_OUTCOMES
+
+
 def test_strict_two_level(keystone, tmp_path, ctx):
     admin = keystone('strict_two_level')
     admin.registered_limit(10)

@@ -162,6 +162,8 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
         self.own = {}
         self.books = Books()
         self.rows = {}
+        #: When each refusal of a reserve naming a consumer was recorded.
+        self.refusals = []
         self.purged_used = collections.Counter()
 
     # -- the model's view ----------------------------------------------------
@@ -279,6 +281,8 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                 QUOTAS.reserve(self.ctx, project, deltas, **call)
             if overs:
                 assert caught.value.overs == overs
+                if consumer and not dry_run:  # findable by the consumer
+                    self.refusals.append(self.clock.now)
             return
         uuids = QUOTAS.reserve(self.ctx, project, deltas, **call)
         if dry_run:
@@ -390,8 +394,10 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
     def purge(self):
         gone = [r for r in self.rows.values()
                 if r.finished is not None and r.finished < self.clock.now]
+        refusals = [at for at in self.refusals if at < self.clock.now]
         hypothesis.event('purge: %s' % bool(gone))
-        assert QUOTAS.purge(self.ctx) == len(gone)
+        assert QUOTAS.purge(self.ctx) == len(gone) + len(refusals)
+        self.refusals = self.refusals[len(refusals):]
         for row in gone:
             if row.status == models.COMMITTED:
                 self.purged_used[(row.project, row.resource)] += row.delta

@@ -52,7 +52,9 @@ class Reserve:
         limit = model.limit_sql()
         #: Whether the conditional UPDATE reads the limit itself.
         self._limit_in_sql = limit is not None
-        self._limit = sa.bindparam('_limit') if limit is None else limit
+        # Typed: PostgreSQL would infer a bare bind compared with binds as text.
+        self._limit = (sa.cast(sa.bindparam('_limit'), sa.BigInteger)
+                       if limit is None else limit)
         self._statement = sql.reserve_if_fits(self._limit)
         #: The binds of each resource's statements, one by one.
         self._binds = binds.Binds(
