@@ -51,18 +51,17 @@ def refusals(bed, consumer_id):
                     % consumer_id).json()['refusals']
 
 
-def lease(bed, amount, start=None, hours=1, member_of=None):
-    """A lease of ``amount`` FPGAs for the demo project, starting now (or
-    ``start`` from now, a timedelta) for ``hours``; returns its document
-    (or the error answer when cyquota refuses it)."""
+def lease(bed, *amounts, start=None, hours=1):
+    """A lease for the demo project of one reservation of FPGAs per amount
+    (each from one device), starting now (or ``start`` from now, a
+    timedelta) for ``hours``; returns its document."""
     now = datetime.datetime.now(datetime.timezone.utc)
     begin = now + start if start else None
     end = (begin or now) + datetime.timedelta(hours=hours)
-    reservation = {'resource_type': 'accelerator:FPGA', 'amount': amount}
-    if member_of:
-        reservation['member_of'] = member_of
-    body = {'lease': {'end_date': end.isoformat(timespec='seconds'),
-                      'reservations': [reservation]}}
+    body = {'lease': {
+        'end_date': end.isoformat(timespec='seconds'),
+        'reservations': [{'resource_type': 'accelerator:FPGA',
+                          'amount': amount} for amount in amounts]}}
     if begin:
         body['lease']['start_date'] = begin.isoformat(timespec='seconds')
     answer = bed.call(QUOTA, 'POST', '/v1/leases', body, session=bed.member,

@@ -30,7 +30,9 @@ def servers(bed, fpga_profile):
         return server
     yield boot
     for server_id in booted:
-        bed.delete_server(server_id)
+        if bed.call('compute', 'GET', '/servers/%s' % server_id,
+                    expect=None).status_code != 404:
+            bed.delete_server(server_id)
 
 
 def test_a_boot_within_quota_counts_one_fpga_for_the_instance(
@@ -69,7 +71,7 @@ def test_a_boot_over_quota_fails_at_bind_and_the_refusal_is_findable(
     after = books.usage(bed, project)
     assert (after['used'], after['reserved']) == (before['used'],
                                                   before['reserved'])
-    heard = notifications('cyquota.quota.over_quota')
+    heard = notifications('accelerator.quota.over_quota')
     assert server['id'] in [payload['consumer_id'] for payload in heard]
 
 
