@@ -1,13 +1,14 @@
 """A real Keystone on 127.0.0.1 for functional tests.
 
-Keystone comes from PyPI into its own virtualenv, cached between runs in
-``~/.cache/cyquota/keystone-venv-<version>`` (``$XDG_CACHE_HOME`` is
-honoured). A ``Home`` is a temporary directory with Keystone's
-configuration, a SQLite database and key repositories, set up once with
-keystone-manage (db_sync, fernet_setup, credential_setup, bootstrap); it
-then serves Keystone's WSGI application on a free port of 127.0.0.1 with
-the enforcement model a test asks for, one server at a time. ``Identity``
-creates projects, users with a role and their tokens on a running one.
+Keystone comes from PyPI into its own virtualenv, installed with the
+project's frozen constraints and cached between runs
+(``tests.functional.openstack_bed.venvs``). A ``Home`` is a temporary
+directory with Keystone's configuration, a SQLite database and key
+repositories, set up once with keystone-manage (db_sync, fernet_setup,
+credential_setup, bootstrap); it then serves Keystone's WSGI application
+on a free port of 127.0.0.1 with the enforcement model a test asks for,
+one server at a time. ``Identity`` creates projects, users with a role
+and their tokens on a running one.
 
 When the virtualenv cannot be built or Keystone does not start, the tests
 fail under CI (``CI=true``) and are skipped elsewhere.
@@ -28,8 +29,8 @@ from keystoneauth1 import session as ks_session
 from benchmarks import support
 from tests.functional import cached_venv
 from tests.functional.cached_venv import unavailable
+from tests.functional.openstack_bed import venvs
 
-VERSION = os.environ.get('CYQUOTA_TEST_KEYSTONE_VERSION', '30.0.0')
 ADMIN_PASSWORD = 'cyquota-test'
 REGION = 'RegionOne'
 
@@ -41,7 +42,7 @@ _SERVE = cached_venv.serve_script(
 
 def venv():
     """The path of Keystone's virtualenv, built on first use."""
-    return cached_venv.venv('keystone', VERSION)
+    return venvs.venv('keystone')
 
 
 class Home:

@@ -2,7 +2,7 @@
 
 Placement (``openstack-placement``) comes from PyPI into its own
 virtualenv, cached between runs like Keystone's
-(``tests.functional.cached_venv``). A ``Placement`` is a temporary
+(``tests.functional.openstack_bed.venvs``). A ``Placement`` is a temporary
 directory with ``placement.conf`` (``[api] auth_strategy = noauth2``: the
 token ``admin`` is an admin), a SQLite database made with
 ``placement-manage db sync``, and Placement's WSGI application served on a
@@ -28,8 +28,8 @@ import requests
 from benchmarks import support
 from tests.functional import cached_venv
 from tests.functional.cached_venv import unavailable
+from tests.functional.openstack_bed import venvs
 
-VERSION = os.environ.get('CYQUOTA_TEST_PLACEMENT_VERSION', '16.0.0')
 #: The token noauth2 takes as an admin's.
 TOKEN = 'admin'
 MICROVERSION = '1.39'
@@ -42,7 +42,7 @@ _SERVE = cached_venv.serve_script(
 
 def venv():
     """The path of Placement's virtualenv, built on first use."""
-    return cached_venv.venv('openstack-placement', VERSION)
+    return venvs.venv('placement')
 
 
 class Placement:
