@@ -46,8 +46,10 @@ def test_the_page_names_the_commands_this_test_runs():
     assert page_commands() == [
         'openstack accelerator quota refusal list --consumer-id '
         '<server uuid>',
+        'openstack registered limit create --service nova --region '
+        'RegionOne --default-limit 2 class:FPGA',
         'openstack limit create --project <project> --service nova '
-        '--resource-limit 4 class:FPGA',
+        '--region RegionOne --resource-limit 4 class:FPGA',
         'cyquota-manage quota check --against-placement',
         'cyquota-manage quota sync --from-placement',
     ]
@@ -82,7 +84,7 @@ def run(bed, tmp_path):
 
 
 def test_every_command_of_the_page_against_the_bed(bed, run, fpga_profile):
-    refusals, limit, check, repair = page_commands()
+    refusals, default, limit, check, repair = page_commands()
     project = books.demo_project(bed)
 
     # A boot refused at bind: found by the server's uuid.
@@ -107,14 +109,27 @@ def test_every_command_of_the_page_against_the_bed(bed, run, fpga_profile):
     assert run(repair).returncode == 0
     assert run(check).returncode == 0
 
-    # One Keystone limit per project and class (a system administrator's
-    # command; Keystone wants the registered limit first).
-    books.delete_keystone_limit(bed, books.keystone_limit(bed, project, 1))
+    # One Keystone limit per project and class, a system administrator's
+    # commands. The bed's other tests find Keystone as they left it.
+    system = bed.session(system=True)
+    service = bed.keystone.ids['service:compute']
+
+    def registered():
+        return bed.call('identity', 'GET', '/registered_limits?service_id=%s'
+                        '&resource_name=class:FPGA' % service,
+                        session=system).json()['registered_limits']
+    for earlier in registered():
+        bed.call('identity', 'DELETE', '/registered_limits/%s'
+                 % earlier['id'], session=system)
+    made = run(default, system=True)
+    assert made.returncode == 0, made.stderr
     made = run(limit, system=True, project=project)
     assert made.returncode == 0, made.stderr
-    limits = bed.call('identity', 'GET', '/limits?project_id=%s' % project,
-                      session=bed.session(system=True)).json()['limits']
-    [ours] = [item for item in limits
-              if item['resource_name'] == 'class:FPGA']
-    assert ours['resource_limit'] == 4
+    [default_limit] = registered()
+    [ours] = bed.call('identity', 'GET', '/limits?project_id=%s&'
+                      'resource_name=class:FPGA' % project,
+                      session=system).json()['limits']
+    assert (default_limit['default_limit'], ours['resource_limit']) == (2, 4)
     books.delete_keystone_limit(bed, ours['id'])
+    bed.call('identity', 'DELETE', '/registered_limits/%s'
+             % default_limit['id'], session=system)
