@@ -28,7 +28,7 @@ COMPUTE_STARTING = 'Starting compute node'
 DRIFT = 'cyquota_placement_drift'
 
 
-# -- an ARQ leaked by a delete ---------------------------------------------------
+# -- an ARQ leaked by a delete ------------------------------------------------
 
 def _compute_service(bed, host):
     [service] = bed.call('compute', 'GET', '/os-services?binary=nova-compute'
@@ -162,7 +162,7 @@ def test_an_arq_leaked_by_a_delete_is_found_and_repaired(bed, fpga_profile):
     assert drift.returncode == 0, drift.stdout
 
 
-# -- asynchronous binds --------------------------------------------------------
+# -- asynchronous binds -------------------------------------------------------
 
 def _bind_started(bed, arq_uuid, instance_uuid, host):
     """The ARQ as Cyborg leaves it while an asynchronous bind (an FPGA
