@@ -12,7 +12,7 @@ from benchmarks import report
 
 #: The benchmark modules, ``benchmarks.<name>``, in the order they run.
 BENCHMARKS = ('ledger', 'floors', 'rpc', 'tree', 'rest', 'leases', 'load',
-              'placement', 'hostile')
+              'placement', 'hostile', 'openstack')
 BACKENDS = ('sqlite', 'postgresql', 'mysql')
 DEFAULT_OUT = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'doc',
