@@ -76,11 +76,8 @@ def _cyborg_api_away(bed):
     try:
         yield
     finally:
-        cyborg = bed.cyborg
-        bed.procs.start('cyborg-api', [
-            cyborg.venv / 'bin' / 'python', cyborg.home / 'serve.py',
-            cyborg.port, '--config-file', cyborg.config], env=cyborg.env)
-        cyborg.wait_for_api()
+        bed.cyborg.start_api()
+        bed.cyborg.wait_for_api()
 
 
 def _drift(bed):
