@@ -97,14 +97,33 @@ def metric(bed, name, **labels):
     return None
 
 
+def cyborg_database(bed):
+    """An engine on Cyborg's own database (no pool: dispose of it)."""
+    [url] = [url for url in bed.databases.urls if url.split('?')[0]
+             .endswith('_cyborg')]
+    return sa.create_engine(url, poolclass=sa.pool.NullPool)
+
+
+def cyborg_as_nova(bed, method, path, body=None, expect=(200, 201, 202, 204)):
+    """``method`` ``path`` of Cyborg's API as Nova calls it: its service
+    user with a service token (Cyborg binds, unbinds and deletes by
+    instance only with one); the answer, checked against ``expect``."""
+    nova = bed.service('nova')
+    response = nova.request(
+        bed.urls['accelerator'] + path, method, json=body, raise_exc=False,
+        headers={'X-Service-Token': nova.get_token()})
+    if expect is not None:
+        assert response.status_code in expect, (
+            method, path, response.status_code, response.text)
+    return response
+
+
 @contextlib.contextmanager
 def attach_handles_taken(bed):
     """Every free attach handle of Cyborg's fake devices marked in use in
     Cyborg's own database (what a device fully attached elsewhere looks
     like), so that a bind fails in Cyborg; freed again afterwards."""
-    [url] = [url for url in bed.databases.urls if url.split('?')[0]
-             .endswith('_cyborg')]
-    engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    engine = cyborg_database(bed)
     mark = sa.text('UPDATE attach_handles SET in_use = :in_use '
                    'WHERE id IN :ids').bindparams(
         sa.bindparam('ids', expanding=True))

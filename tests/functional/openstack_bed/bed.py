@@ -67,18 +67,23 @@ class Bed(cloud.Cloud):
         self.keystone = self.placement = self.nova = None
         self.cyborg = self.cyquota = None
         self._started = None
+        #: ``[(phase, seconds since the start)]`` of the last start.
+        self.phases = []
         super().__init__()
 
     # -- start -------------------------------------------------------------
 
     def _phase(self, name):
-        _progress('%s (%.0f s)' % (name, time.monotonic() - self._started))
+        elapsed = time.monotonic() - self._started
+        self.phases.append((name, elapsed))
+        _progress('%s (%.0f s)' % (name, elapsed))
 
     def start(self):
         """Start everything; returns the bed. Fails under CI and skips
         elsewhere when a part cannot start (``unavailable``), having torn
         down what was started."""
         self._started = time.monotonic()
+        self.phases = []
         try:
             venv = venvs.all_venvs()
             self._phase('virtualenvs ready')
@@ -211,6 +216,11 @@ class Bed(cloud.Cloud):
     def rss_bytes(self):
         """The resident memory of all the bed's processes."""
         return self.procs.rss_bytes()
+
+    def rss_by_process(self):
+        """``{process name: bytes}``: the resident memory of each of the
+        bed's processes."""
+        return self.procs.rss_by_name()
 
     def log(self, name):
         """The output of process ``name`` (``nova-compute-compute1``,

@@ -43,7 +43,7 @@ class Cyborg:
         self.transport_url = transport_url
         self.cyquota_url = cyquota_url
         self.extra = extra or {}
-        self.paste = self._write_paste()
+        self.paste = self._write_paste(bool(cyquota_url))
         self.config = self._write_config(self.home / 'cyborg.conf', {})
         self.env = {}
         if cyquota_url:
@@ -53,18 +53,19 @@ class Cyborg:
             (path / 'cyquota').symlink_to(CHECKOUT / 'cyquota')
             self.env['PYTHONPATH'] = str(path)
 
-    def _write_paste(self):
+    def _write_paste(self, cyquota_filter):
         """Cyborg's own api-paste.ini, with the filter when asked."""
         paste = configparser.ConfigParser(interpolation=None)
         paste.optionxform = str
         paste.read(self.venv / 'etc' / 'cyborg' / 'api-paste.ini')
-        if self.cyquota_url:
+        if cyquota_filter:
             stages = paste['pipeline:main']['pipeline'].split()
             stages.insert(stages.index('authtoken') + 1, FILTER)
             paste['pipeline:main']['pipeline'] = ' '.join(stages)
             paste['filter:' + FILTER] = {
                 'paste.filter_factory': FILTER_FACTORY}
-        path = self.home / 'api-paste.ini'
+        path = self.home / ('api-paste.ini' if cyquota_filter
+                            else 'api-paste-plain.ini')
         with open(path, 'w') as out:
             paste.write(out)
         return path
@@ -94,17 +95,30 @@ class Cyborg:
 
     def start_controllers(self):
         """cyborg-api and cyborg-conductor."""
-        serve = self.home / 'serve.py'
-        serve.write_text(_SERVE)
-        self.procs.start('cyborg-api', [
-            self.venv / 'bin' / 'python', serve, self.port,
-            '--config-file', self.config], env=self.env)
+        self.start_api()
         self.procs.start('cyborg-conductor', [
             self.venv / 'bin' / 'cyborg-conductor', '--config-file',
             self.config], env=self.env)
 
-    def wait_for_api(self):
-        self.procs.wait_until_answering('cyborg-api', self.url)
+    def start_api(self, name='cyborg-api', port=None, cyquota_filter=True):
+        """cyborg-api as process ``name`` on ``port`` (default: the
+        bed's), on the same database and conductor; with
+        ``cyquota_filter=False`` without cyquota's filter even on a bed
+        that has it (the benchmarks compare the two). Returns its URL."""
+        config = self.config
+        if self.cyquota_url and not cyquota_filter:
+            config = self._write_config(self.home / 'cyborg-plain.conf', {
+                'api': {'api_paste_config': self._write_paste(False)}})
+        serve = self.home / 'serve.py'
+        serve.write_text(_SERVE)
+        port = port or self.port
+        self.procs.start(name, [
+            self.venv / 'bin' / 'python', serve, port,
+            '--config-file', config], env=self.env)
+        return 'http://127.0.0.1:%d/v2' % port
+
+    def wait_for_api(self, name='cyborg-api', url=None):
+        self.procs.wait_until_answering(name, url or self.url)
 
     def start_agent(self, host):
         """cyborg-agent of compute ``host``: its fake device goes under

@@ -106,17 +106,23 @@ class Processes:
 
     def rss_bytes(self):
         """The resident memory of every process of the bed's groups."""
-        groups = {process.pid for process in self.running.values()}
-        total = 0
+        return sum(self.rss_by_name().values())
+
+    def rss_by_name(self):
+        """``{name: bytes}``: the resident memory of each running
+        process's group (its workers and helpers included)."""
+        names = {process.pid: name for name, process in self.running.items()}
+        rss = dict.fromkeys(names.values(), 0)
         for status in pathlib.Path('/proc').glob('[0-9]*/stat'):
             try:
                 fields = status.read_text().rsplit(')', 1)[1].split()
             except OSError:
                 continue
             # After the command: state, ppid, pgrp, ..., rss (24th field).
-            if int(fields[2]) in groups:
-                total += int(fields[21]) * os.sysconf('SC_PAGE_SIZE')
-        return total
+            if int(fields[2]) in names:
+                rss[names[int(fields[2])]] += (
+                    int(fields[21]) * os.sysconf('SC_PAGE_SIZE'))
+        return rss
 
 
 def _environment(env):
