@@ -61,6 +61,16 @@ def test_filter_inserted_after_authtoken_once(tmp_path):
     assert _known_options()['cyborg'] >= set(SERVICE_AUTH) - {'password'}
 
 
+def test_the_service_user_is_an_admin_to_read_every_arq(tmp_path):
+    host, cyborg_dir = _cyborg_host(tmp_path)
+    (cyborg_dir / 'api-paste.ini').write_text(
+        '[pipeline:main]\npipeline = %s\n' % PIPELINE)
+    host.run(*STACK)
+    assert [call for call in host.calls()['stack post-config']
+            if call[0] == 'create_service_user'] == [
+        ('create_service_user', 'cyquota', 'admin')]
+
+
 def test_fail_open_and_class_map_reach_the_filter(tmp_path):
     host, cyborg_dir = _cyborg_host(
         tmp_path, CYQUOTA_CYBORG_FAIL_OPEN='True',

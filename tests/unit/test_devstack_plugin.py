@@ -227,7 +227,7 @@ def test_post_config_registers_the_service_in_keystone(lifecycle):
                             'get_or_create_endpoint', 'openstack')]
     system_admin = ('openstack', '--os-cloud', 'devstack-system-admin')
     assert calls == [
-        ('create_service_user', 'cyquota'),
+        ('create_service_user', 'cyquota', 'service'),
         ('get_or_create_service', 'cyquota', 'accelerator-quota',
          'Accelerator quota usage and reservations'),
         ('get_or_create_endpoint', 'cyquota-service-id', 'RegionOne',
