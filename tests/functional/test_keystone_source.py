@@ -134,6 +134,10 @@ def keystone(keystone_home):
     stack.close()
     for name in list(CONF.oslo_limit):
         CONF.clear_override(name, 'oslo_limit')
+    # The next tests count with the embedded limits again.
+    for name in ('limit_source', 'enforcement_model'):
+        CONF.clear_override(name, 'quota')
+    quota.QUOTAS.reset()
     oslo_limit._SDK_CONNECTION = None
 
 
