@@ -219,13 +219,19 @@ def run_local(ctx, tmp_path, model, ids, build):
     return run
 
 
-def test_flat(keystone, tmp_path, ctx):
+def _flat_keystone(keystone):
+    """A flat Keystone with the scenario's limits: 10 a project, P 5."""
     admin = keystone('flat')
     admin.registered_limit(10)
     admin.domain('dom')
     admin.project('P', 'dom')
     admin.project('Q', 'dom')
     admin.limit('P', 5)
+    return admin
+
+
+def test_flat(keystone, tmp_path, ctx):
+    admin = _flat_keystone(keystone)
 
     fresh_database(tmp_path)
     use_keystone(admin)
@@ -247,12 +253,7 @@ def test_flat(keystone, tmp_path, ctx):
 def test_flat_on_postgresql_and_mariadb(keystone, backend, ctx):
     """Keystone's limits reach the ledger's statements as binds (the local
     store's are read in SQL): typed, or PostgreSQL takes one for text."""
-    admin = keystone('flat')
-    admin.registered_limit(10)
-    admin.domain('dom')
-    admin.project('P', 'dom')
-    admin.project('Q', 'dom')
-    admin.limit('P', 5)
+    admin = _flat_keystone(keystone)
     use_keystone(admin)
     run = Run(ctx, admin.ids)
     flat_steps(run)

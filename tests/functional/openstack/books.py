@@ -39,6 +39,18 @@ def clear_limit(bed, project_id, resource='FPGA'):
              expect=(204, 404))
 
 
+def boot_refused_at_bind(bed, device_profile):
+    """A server of the demo member that cyquota refuses at bind (its own
+    limit of the project set to what it uses for the boot); Nova's view of
+    it."""
+    project_id = demo_project(bed)
+    set_limit(bed, project_id, used(bed, project_id))
+    try:
+        return bed.boot(device_profile=device_profile, session=bed.member)
+    finally:
+        clear_limit(bed, project_id)
+
+
 def reservations(bed, project_id, status=None):
     path = '/v1/reservations?project_id=%s' % project_id
     if status:

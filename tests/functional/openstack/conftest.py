@@ -10,7 +10,6 @@ Nova's isolated aggregates on, cyquota's mirror, witness and Cyborg reads
 every few seconds, its notifications on the bed's RabbitMQ.
 """
 
-import queue
 import threading
 import time
 
@@ -19,6 +18,7 @@ from oslo_config import cfg
 import pytest
 
 from cyquota.conf import conductor as conductor_conf
+from tests.functional.openstack import books
 from tests.functional.openstack_bed import bed as openstack_bed
 
 #: Seconds between the conductor's rounds on the bed (their defaults are
@@ -41,6 +41,14 @@ def bed():
         yield running
 
 
+@pytest.fixture
+def project(bed):
+    """The demo project, with no limit of cyquota's own left behind."""
+    project_id = books.demo_project(bed)
+    yield project_id
+    books.clear_limit(bed, project_id)
+
+
 @pytest.fixture(scope='session')
 def fpga_profile(bed):
     """A device profile of one fake FPGA."""
@@ -51,7 +59,6 @@ class _Heard:
     """A notification listener's endpoint: ``{event_type: [data]}``."""
 
     def __init__(self):
-        self.events = queue.Queue()
         self.seen = {}
         self.lock = threading.Lock()
 

@@ -12,14 +12,6 @@ pytestmark = [pytest.mark.openstack_bed, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture
-def project(bed):
-    """The demo project, with no limit of cyquota's own left behind."""
-    project_id = books.demo_project(bed)
-    yield project_id
-    books.clear_limit(bed, project_id)
-
-
-@pytest.fixture
 def servers(bed, fpga_profile):
     """Boots as the demo member; every server deleted afterwards."""
     booted = []

@@ -12,13 +12,6 @@ from tests.functional.openstack_bed import stand_ins
 pytestmark = [pytest.mark.openstack_bed, pytest.mark.timeout(1800)]
 
 
-@pytest.fixture
-def project(bed):
-    project_id = books.demo_project(bed)
-    yield project_id
-    books.clear_limit(bed, project_id)
-
-
 def _fpgas_per_device(bed):
     return [bed.call('placement', 'GET', '/resource_providers/%s/inventories'
                      % bed.device_provider(host)['uuid']

@@ -88,11 +88,7 @@ def test_every_command_of_the_page_against_the_bed(bed, run, fpga_profile):
     project = books.demo_project(bed)
 
     # A boot refused at bind: found by the server's uuid.
-    books.set_limit(bed, project, books.used(bed, project))
-    try:
-        server = bed.boot(device_profile=fpga_profile, session=bed.member)
-    finally:
-        books.clear_limit(bed, project)
+    server = books.boot_refused_at_bind(bed, fpga_profile)
     assert server['status'] == 'ERROR'
     found = run(refusals, server_uuid=server['id'])
     assert found.returncode == 0, found.stderr

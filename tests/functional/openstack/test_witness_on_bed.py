@@ -19,11 +19,7 @@ def _drift(bed):
 def test_an_error_servers_allocation_is_found_and_repaired(bed,
                                                            fpga_profile):
     project = books.demo_project(bed)
-    books.set_limit(bed, project, books.used(bed, project))
-    try:
-        server = bed.boot(device_profile=fpga_profile, session=bed.member)
-    finally:
-        books.clear_limit(bed, project)
+    server = books.boot_refused_at_bind(bed, fpga_profile)
     assert server['status'] == 'ERROR'
     held = bed.allocations(server['id'])
     assert [a['resources'].get('FPGA') for a in held.values()
