@@ -3,15 +3,15 @@ naming the field, before anything is read or written.
 
 The REST layer has checked the JSON types, shape and bounds already (the
 JSON schemas of ``cyquota.api.schemas.lease``: objects, required fields,
-at least one reservation, strings, integers, lists of strings, name and
-pool key lengths and amounts, bounded by this module's constants, which
-are checked here again for the engine's other callers); this checks what
-the values mean, which a schema cannot say: dates with their UTC
-offset (or ``"now"``), a start at most 60 s in the past, an end after the
-start, ``accelerator:<RESOURCE>`` resource types of counted resources,
-``member_of`` values as Placement parses them, reservation ids of the
-lease, and the bounds of ``[leases]``: at
-most ``max_reservations`` reservations, a window of ``min_duration`` to
+at least one reservation, strings, integers, lists of strings, and the
+lengths of names and pool keys and the amounts, bounded by this module's
+constants, which this checks again for the engine's Python callers). This
+checks what the values mean, which a schema cannot say: dates with their
+UTC offset (or ``"now"``), a start at most 60 s in the past, an end after
+the start, ``accelerator:<RESOURCE>`` resource types of counted
+resources, ``member_of`` values as Placement parses them, reservation ids
+of the lease, and the bounds of ``[leases]``: at most
+``max_reservations`` reservations, a window of ``min_duration`` to
 ``max_duration`` seconds, a ``member_of`` of at most
 ``max_member_of_entries`` values and ``max_member_of_bytes`` bytes.
 """
