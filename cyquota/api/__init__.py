@@ -22,9 +22,10 @@ Layout:
   an error response in a controller.
 * ``validation.json_body(schema)``: the request's JSON body, checked against
   a JSON schema kept in ``schemas/`` (415 for another media type, 400 naming
-  the field for malformed or wrong input); ``validation.typed_body(Type,
-  schema)`` goes on to make it a WSME type of ``types/``.
-* ``types/``: the WSME types of the bodies, one module per resource;
+  the field for malformed or wrong input); the schema is the request's only
+  description (shape, JSON types, bounds), and the controller reads the
+  checked data as parsed.
+* ``types/``: the WSME types of the answers, one module per resource;
   a controller builds its answer as one and returns ``to_json()``.
 * ``controllers/root.py`` (``GET /``) and ``controllers/v1/`` (one module
   per resource).
@@ -37,11 +38,11 @@ Adding a controller, e.g. ``/v1/quota_usages``:
    on; other methods get a 405 by themselves. For ``/v1/things/{id}``, give
    the collection controller ``@pecan.expose() def _lookup(self, id,
    *remainder): return ThingController(id), remainder``.
-2. Read input only through ``validation.typed_body`` (or ``json_body``)
-   and ``pecan.request.GET``; call the engine with
-   ``pecan.request.context``; return the answer's type's ``to_json()`` (set
-   ``pecan.response.status`` for 201, return ``webob.Response(status=204)``
-   for no content).
+2. Read input only through ``validation.json_body`` and ``query.values``
+   (the GET's query parameters, declared once in ``schemas/``); call the
+   engine with ``pecan.request.context``; return the answer's type's
+   ``to_json()`` (set ``pecan.response.status`` for 201, return
+   ``webob.Response(status=204)`` for no content).
 3. Attach it in ``controllers/v1/__init__.py``:
    ``quota_usages = quota_usages.QuotaUsagesController()``.
 4. Policy checks go where the context is used, before the engine call.

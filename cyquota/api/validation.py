@@ -1,9 +1,10 @@
-"""Request bodies: JSON, checked against a JSON schema (as Placement does),
-then made WSME types.
+"""Request bodies: JSON, checked against a JSON schema (as Placement does).
 
-WSME's converters coerce (``"1"`` and ``true`` become ``1``, ``1.5`` becomes
-``1``); the API must refuse wrong types instead, so the JSON schema gate
-comes first, and every error names the offending field.
+The schemas of ``cyquota.api.schemas`` are the only description of a
+request: its shape, its JSON types and its bounds. The controllers read
+the checked data as parsed; every error names the offending field.
+Integers are strict: ``2.0`` is a number, not an integer, as ``"2"`` is a
+string (JSON Schema since draft 6 would take it).
 """
 
 import itertools
@@ -13,13 +14,22 @@ import re
 import jsonschema
 from oslo_utils import uuidutils
 import pecan
-import wsme.exc
-from wsme.rest import json as wsme_json
 
 from cyquota import exception
 
 _FORMATS = jsonschema.FormatChecker()
 _FORMATS.checks('uuid')(uuidutils.is_uuid_like)
+
+
+def _is_integer(_checker, instance):
+    # bool is an int to Python, never to JSON.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_VALIDATOR_CLASS = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        'integer', _is_integer))
 
 #: How deeply JSON may nest; the API's bodies need a handful of levels.
 MAX_DEPTH = 32
@@ -61,10 +71,9 @@ def _validator(schema):
     """The validator of ``schema`` (a module-level constant)."""
     found = _VALIDATORS.get(id(schema))
     if found is None or found[0] is not schema:
-        cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
+        _VALIDATOR_CLASS.check_schema(schema)
         found = _VALIDATORS[id(schema)] = (
-            schema, cls(schema, format_checker=_FORMATS))
+            schema, _VALIDATOR_CLASS(schema, format_checker=_FORMATS))
     return found[1]
 
 
@@ -123,26 +132,18 @@ def json_body(schema):
         _check_text(data)
     except (ValueError, RecursionError) as error:
         raise exception.InvalidBody(detail='Malformed JSON: %s' % error)
+    check(schema, data)
+    return data
+
+
+def check(schema, data):
+    """Refuse ``data`` (parsed JSON) unless ``schema`` takes it.
+
+    :raises InvalidBody: (400) naming the field ``schema`` refuses.
+    """
     error = jsonschema.exceptions.best_match(
         _validator(schema).iter_errors(data))
     if error is not None:
         raise exception.InvalidBody(detail='JSON does not validate: %s%s' % (
             error.message, _where(error)))
-    return data
 
-
-def typed_body(datatype, schema):
-    """The request's JSON body, validated against ``schema``, as an
-    instance of the WSME type ``datatype``.
-
-    :raises UnsupportedMediaType: (415) the body is not application/json.
-    :raises InvalidBody: (400) malformed JSON, JSON the schema refuses, or
-        a value an attribute type of ``datatype`` refuses.
-    """
-    data = json_body(schema)
-    try:
-        return wsme_json.fromjson(datatype, data)
-    except wsme.exc.InvalidInput as error:
-        raise exception.InvalidBody(
-            detail='JSON does not validate: %s (field: %s)' % (
-                error.msg, error.fieldname))

@@ -1,15 +1,17 @@
 """A lease request's values, checked: bad input raises ``InvalidLease``
 naming the field, before anything is read or written.
 
-The REST layer has checked the JSON types and shape already (the JSON
-schemas of ``cyquota.api.schemas.lease``: objects, required fields, at
-least one reservation, strings, integers, lists of strings); this checks
-only what the values mean, which a schema cannot say: dates with their UTC
-offset (or ``"now"``), a start at most 60 s in the past, an end after the
-start, ``accelerator:<RESOURCE>`` resource types of counted resources,
-amounts, ``member_of`` values as Placement parses them, name and pool key
-lengths, reservation ids of the lease, and the bounds of ``[leases]``: at
-most ``max_reservations`` reservations, a window of ``min_duration`` to
+The REST layer has checked the JSON types, shape and bounds already (the
+JSON schemas of ``cyquota.api.schemas.lease``: objects, required fields,
+at least one reservation, strings, integers, lists of strings, and the
+lengths of names and pool keys and the amounts, bounded by this module's
+constants, which this checks again for the engine's Python callers). This
+checks what the values mean, which a schema cannot say: dates with their
+UTC offset (or ``"now"``), a start at most 60 s in the past, an end after
+the start, ``accelerator:<RESOURCE>`` resource types of counted
+resources, ``member_of`` values as Placement parses them, reservation ids
+of the lease, and the bounds of ``[leases]``: at most
+``max_reservations`` reservations, a window of ``min_duration`` to
 ``max_duration`` seconds, a ``member_of`` of at most
 ``max_member_of_entries`` values and ``max_member_of_bytes`` bytes.
 """
@@ -28,8 +30,11 @@ from cyquota.quota import validation
 #: How far in the past a start may lie (a request's own travel time).
 START_GRACE = datetime.timedelta(seconds=60)
 RESOURCE_TYPE_PREFIX = 'accelerator:'
-#: The longest name or pool key.
-_MAX_LENGTH = 255
+#: The longest name or pool key (the shortest is one character); the
+#: REST schemas (``cyquota.api.schemas.lease``) take their bounds from here.
+MAX_NAME_LENGTH = 255
+#: The largest amount of a reservation (the smallest is one).
+MAX_AMOUNT = models.MAX_COUNT
 
 
 @dataclasses.dataclass
@@ -97,16 +102,15 @@ def parse_date(field, value, now):
 def _name(value, default):
     if value is None:
         return default
-    if not 1 <= len(value) <= _MAX_LENGTH:
+    if not 1 <= len(value) <= MAX_NAME_LENGTH:
         raise _invalid('name', 'expected 1 to %d characters, got %r'
-                       % (_MAX_LENGTH, value))
+                       % (MAX_NAME_LENGTH, value))
     return value
 
 
 def _amount(field, value):
-    if not 0 < value <= models.MAX_COUNT:
-        raise _invalid(field, '%d is outside 1 .. %d' % (value,
-                                                         models.MAX_COUNT))
+    if not 0 < value <= MAX_AMOUNT:
+        raise _invalid(field, '%d is outside 1 .. %d' % (value, MAX_AMOUNT))
     return value
 
 
@@ -143,9 +147,9 @@ def _member_of(field, value):
 
 
 def _member_key(field, value):
-    if value is not None and not 1 <= len(value) <= _MAX_LENGTH:
+    if value is not None and not 1 <= len(value) <= MAX_NAME_LENGTH:
         raise _invalid(field, 'expected 1 to %d characters, got %r'
-                       % (_MAX_LENGTH, value))
+                       % (MAX_NAME_LENGTH, value))
     return value
 
 

@@ -68,12 +68,6 @@ PARAMETERS = {
     'ProviderUuid': {
         'name': 'uuid', 'in': 'path', 'required': True,
         'schema': {'type': 'string'}},
-    'PageLimit': {
-        'name': 'limit', 'in': 'query',
-        'description': 'The most items a page holds; ``[api] max_limit`` '
-                       '(1000 unless configured) when absent, and a larger '
-                       'value is lowered to it.',
-        'schema': {'type': 'integer', 'minimum': 1}},
 }
 
 HEADERS = {

@@ -35,17 +35,20 @@ def answers(ok, *errors, **others):
     return found
 
 
-def query(name, schema=None, description=None, repeated=False):
-    """The query parameter ``name`` (a string unless ``schema`` says
-    otherwise; ``repeated``: a list of strings, ``name=a&name=b``)."""
-    found = {'name': name, 'in': 'query'}
-    if description:
-        found['description'] = description
-    if repeated:
-        found.update(schema={'type': 'array', 'items': {'type': 'string'}},
-                     style='form', explode=True)
-    else:
-        found['schema'] = schema or {'type': 'string'}
+def query(parameters):
+    """The query parameters of a GET, from their declaration (a tuple of
+    ``cyquota.api.query.Parameter``, which the API reads them with)."""
+    found = []
+    for declared in parameters:
+        shown = {'name': declared.name, 'in': 'query'}
+        if declared.description:
+            shown['description'] = declared.description
+        if declared.repeated:
+            shown.update(schema={'type': 'array', 'items': declared.schema},
+                         style='form', explode=True)
+        else:
+            shown['schema'] = declared.schema
+        found.append(shown)
     return found
 
 

@@ -4,15 +4,15 @@ allocation candidates, whose bodies are Placement 1.39's."""
 from cyquota.api.openapi_document import components as shared
 from cyquota.api.openapi_document import operation as op
 from cyquota.api.openapi_document import wsme_schema
+from cyquota.api import query
 from cyquota.api.schemas import aggregate as aggregate_schemas
 from cyquota.api.schemas import inventory as inventory_schemas
 from cyquota.api.schemas import resource_provider as provider_schemas
+from cyquota.placement import request
 
 ref = wsme_schema.reference
 _PROVIDER = [op.parameter('ProviderUuid')]
 _WRITE_ERRORS = (400, 404, 409, 413, 415)
-_MEMBER_OF = op.query('member_of', repeated=True, description=(
-    '``U``, ``in:U1,U2``, ``!U``, ``!in:U1,U2``; repeatable, ANDed.'))
 
 
 def _shown(operation_id, description, schema):
@@ -40,12 +40,8 @@ def _providers():
             'get': {
                 'operationId': 'listResourceProviders',
                 'summary': 'Resource providers (Placement 1.39), filtered.',
-                'parameters': [
-                    op.query('name'), op.query('uuid'), op.query('in_tree'),
-                    op.query('resources', description=(
-                        '``RC:N,RC:N``: providers with room for these '
-                        'amounts.')),
-                    _MEMBER_OF],
+                'parameters': op.query(
+                    provider_schemas.GET_RESOURCE_PROVIDERS),
                 'responses': op.answers({'200': op.answer(
                     'The providers.', {
                         'type': 'object',
@@ -143,6 +139,19 @@ def _aggregates():
     }
 
 
+# The unnumbered group's parameters and the options; the numbered groups
+# are keys no list can name, so the query is read by Placement's own parser
+# (``cyquota.placement.request``), whose bounds these are.
+_CANDIDATES = (
+    query.Parameter('resources'),
+    query.Parameter('member_of', repeated=True),
+    query.one_of('group_policy', request.GROUP_POLICIES),
+    query.Parameter('limit', {'type': 'integer', 'minimum': 1,
+                              'maximum': request.MAX_LIMIT}),
+    query.Parameter(request.MEMBER_KEY, {'type': 'string', 'minLength': 1,
+                                         'maxLength': 255}, repeated=True))
+
+
 def _candidates():
     return {'/v1/allocation_candidates': {'get': {
         'operationId': 'listAllocationCandidates',
@@ -158,12 +167,7 @@ own, repeatable) names the aggregate metadata keys the request
 carries for the lease-pool rule; the caller carries a key only into
 pools its project may use (``filter_tenant_id``), others answer as
 keys no aggregate holds.''',
-        'parameters': [
-            op.query('resources'), op.query('member_of', repeated=True),
-            op.query('group_policy', {'type': 'string',
-                                      'enum': ['none', 'isolate']}),
-            op.query('limit', {'type': 'integer', 'minimum': 1}),
-            op.query('member_key', repeated=True)],
+        'parameters': op.query(_CANDIDATES),
         'responses': op.answers({'200': op.answer(
             'Allocation requests and the summaries of the providers they '
             'use.', ref('AllocationCandidates'))}, 400)}}}

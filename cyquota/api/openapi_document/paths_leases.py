@@ -63,13 +63,7 @@ then ``id``, descending), ``limit`` at a time. A full page has a
 page's last lease. A marker that names no lease of the listed
 project (any project's, for an admin listing all) is a 400
 ``marker [<marker>] not found``.''',
-                'parameters': [
-                    op.query('project_id'),
-                    op.query('status', {'type': 'string',
-                                        'enum': list(lease_types.STATUSES)}),
-                    op.parameter('PageLimit'),
-                    op.query('marker', description="The id of the previous "
-                             "page's last lease.")],
+                'parameters': op.query(lease_schemas.GET_LEASES),
                 'responses': op.answers(
                     {'200': op.answer('One page of leases.',
                                       components.schema_of(

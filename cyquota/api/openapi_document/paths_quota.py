@@ -4,6 +4,8 @@ reservations, refusals, limits and projects."""
 from cyquota.api.openapi_document import operation as op
 from cyquota.api.openapi_document import wsme_schema
 from cyquota.api.schemas import limit as limit_schemas
+from cyquota.api.schemas import quota_usage as usage_schemas
+from cyquota.api.schemas import refusal as refusal_schemas
 from cyquota.api.schemas import reservation as reservation_schemas
 from cyquota.api.types import limit as limit_types
 from cyquota.api.types import project as project_types
@@ -11,12 +13,10 @@ from cyquota.api.types import quota_usage as usage_types
 from cyquota.api.types import refusal as refusal_types
 from cyquota.api.types import registered_limit as registered_types
 from cyquota.api.types import reservation as reservation_types
-from cyquota.db import models
 
 ref = wsme_schema.reference
 _WRITE_ERRORS = (400, 403, 409, 413, 415, 503)
 _FINISH_ERRORS = (400, 403, 404, 409, 413, 415, 503)
-_STATUS = {'type': 'string', 'enum': list(models.STATUSES)}
 
 
 def _versions():
@@ -63,15 +63,7 @@ def _usages(components):
 Rows in (project_id, resource) order, ``limit`` at a time. A full
 page has a ``quota_usages_links`` ``next`` link; its ``marker`` is
 ``<project_id>:<resource>`` of the page's last row.''',
-            'parameters': [
-                op.query('project_id'), op.query('resource'),
-                op.query('limit', {'type': 'integer', 'minimum': 1,
-                                   'maximum': 1000, 'default': 1000}),
-                op.query('marker', {
-                    'type': 'string',
-                    'pattern': '^[A-Za-z0-9_-]{1,64}:[A-Z0-9_]+$'},
-                    "``<project_id>:<resource>`` of the previous page's "
-                    'last row.')],
+            'parameters': op.query(usage_schemas.GET_QUOTA_USAGES),
             'responses': op.answers(
                 {'200': op.answer(
                     'One page of usage rows.',
@@ -116,11 +108,8 @@ Rows newest first, ``limit`` at a time. A full page has a
 ``reservations_links`` ``next`` link; its ``marker`` is the uuid of
 the page's last row. A marker that names no row (of ``project_id``,
 when named) is a 400 ``marker [<marker>] not found``.''',
-                'parameters': [
-                    op.query('project_id'), op.query('status', _STATUS),
-                    op.parameter('PageLimit'),
-                    op.query('marker', description="The uuid of the "
-                             "previous page's last reservation.")],
+                'parameters': op.query(
+                    reservation_schemas.GET_RESERVATIONS),
                 'responses': op.answers(
                     {'200': op.answer(
                         'One page of reservations.', components.schema_of(
@@ -178,11 +167,7 @@ caller's own project, an admin every project's. A full page has a
 ``refusals_links`` ``next`` link; its ``marker`` is the id of the
 page's last refusal. Records are purged after ``[quota]
 reservation_retention``.''',
-            'parameters': [
-                op.query('consumer_id'), op.query('project_id'),
-                op.parameter('PageLimit'),
-                op.query('marker', description="The id of the previous "
-                         "page's last refusal.")],
+            'parameters': op.query(refusal_schemas.GET_REFUSALS),
             'responses': op.answers(
                 {'200': op.answer(
                     'One page of refusals.', components.schema_of(
@@ -205,7 +190,7 @@ def _limits(components):
                        'readers with project_id=<own>).',
             'description': "Without ``project_id`` every project's limits "
                            '(local source only; 400 with keystone).',
-            'parameters': [op.query('project_id')],
+            'parameters': op.query(limit_schemas.GET_LIMITS),
             'responses': op.answers(
                 {'200': op.answer(
                     'The limits, in (project, resource) order.',
@@ -238,6 +223,7 @@ def _limits(components):
             'operationId': 'listRegisteredLimits',
             'summary': 'The registered (default) limit of each resource '
                        'that has one (anyone).',
+            'parameters': op.query(limit_schemas.GET_REGISTERED_LIMITS),
             'responses': op.answers(
                 {'200': op.answer(
                     'The registered limits.', components.schema_of(

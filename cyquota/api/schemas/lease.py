@@ -1,24 +1,30 @@
-"""Bodies of ``POST /v1/leases`` and ``PUT /v1/leases/{id}``.
+"""Bodies of ``POST /v1/leases`` and ``PUT /v1/leases/{id}``, and the
+query of ``GET /v1/leases``.
 
-The schemas check the shape and the JSON types, naming the field they
-refuse; the values (dates and their offsets, ``"now"``, the window,
-amounts, resource types, ``member_of`` values, pool keys) are checked by
-the LeaseEngine, whose ``InvalidLease`` names the field and the value.
-The descriptions say what the LeaseEngine takes; the OpenAPI document
-shows them.
+The schemas check the shape, the JSON types and the bounds of names, pool
+keys and amounts (the LeaseEngine's own constants), naming the field they
+refuse; what the values mean (dates and their offsets, ``"now"``, the
+window, resource types, ``member_of`` values, the ``[leases]`` bounds) is
+checked by the LeaseEngine, whose ``InvalidLease`` names the field and the
+value. The descriptions say what it takes; the OpenAPI document shows
+them.
 """
 
-from cyquota.db import models
+from cyquota.api import query
+from cyquota.db import lease_models
+from cyquota.leases import request
 
 _STRING_OR_NULL = {'type': ['string', 'null']}
-_NAME = {'type': 'string', 'description': '1 to 255 characters.'}
-_AMOUNT = {'type': 'integer', 'description': '1 to %d.' % models.MAX_COUNT}
+_NAME = {'type': 'string', 'minLength': 1,
+         'maxLength': request.MAX_NAME_LENGTH}
+_AMOUNT = {'type': 'integer', 'minimum': 1, 'maximum': request.MAX_AMOUNT}
 _MEMBER_OF = {
     'type': 'array', 'items': {'type': 'string'},
     'description': 'Placement ``member_of`` values (``U``, ``in:U1,U2``, '
                    '``!U``, ``!in:U1,U2``), ANDed.'}
 _MEMBER_KEY = {
-    'type': ['string', 'null'],
+    'type': ['string', 'null'], 'minLength': 1,
+    'maxLength': request.MAX_NAME_LENGTH,
     'description': "A pool key, ``reservation:<id>``: a capability of the "
                    "projects the pool aggregate's ``filter_tenant_id`` "
                    "metadata names (the operator's when it names none); a "
@@ -137,3 +143,7 @@ PUT_LEASE = {
     'required': ['lease'],
     'additionalProperties': False,
 }
+
+GET_LEASES = (
+    query.PROJECT_ID, query.one_of('status', lease_models.STATUSES),
+    query.PAGE_LIMIT, query.marker("id of the previous page's last lease"))

@@ -1,14 +1,16 @@
-"""Bodies of the limit store's writes (Keystone-shaped).
+"""Bodies of the limit store's writes (Keystone-shaped), and the queries
+of its listings.
 
-The limit values are checked by the limit store (-1 .. 2**31-1), the
-project ids and resources too; the schemas check the JSON types, and
-their descriptions say what the store takes.
+The schemas check the JSON types and the limits' bounds; the project ids,
+parents and resources are checked by the limit store, and the
+descriptions say what it takes.
 """
 
+from cyquota.api import query
 from cyquota.db import models
 
-_LIMIT = {'type': 'integer',
-          'description': '-1 (unlimited) or 0 to %d.' % models.MAX_COUNT}
+_LIMIT = {'type': 'integer', 'minimum': -1, 'maximum': models.MAX_COUNT,
+          'description': '-1 is unlimited.'}
 
 PUT_PROJECT = {
     'type': 'object',
@@ -37,3 +39,7 @@ PUT_LIMIT = {
     'required': ['resource_limit'],
     'additionalProperties': False,
 }
+
+GET_LIMITS = (query.PROJECT_ID,)
+#: No filters: any key is a 400.
+GET_REGISTERED_LIMITS = ()

@@ -1,11 +1,14 @@
 """Bodies of ``POST /v1/reservations``, its commit and rollback, and
-``POST /v1/reservations/release``.
+``POST /v1/reservations/release``; the query of ``GET /v1/reservations``.
 
 The schemas check the JSON types; the values (project id form, known
 resources, non-zero amounts, dates, uuids) are checked by the
 QuotaEngine's validation, whose errors name the field and the value; the
 descriptions say what it takes.
 """
+
+from cyquota.api import query
+from cyquota.db import models
 
 _STRING_OR_NULL = {'anyOf': [{'type': 'string'}, {'type': 'null'}]}
 _PROJECT_ID = {'type': 'string',
@@ -83,3 +86,8 @@ RELEASE = {
     'required': ['project_id', 'deltas'],
     'additionalProperties': False,
 }
+
+GET_RESERVATIONS = (
+    query.PROJECT_ID, query.one_of('status', models.STATUSES),
+    query.PAGE_LIMIT,
+    query.marker("uuid of the previous page's last reservation"))

@@ -1,4 +1,12 @@
-"""Bodies of the resource provider calls (Placement 1.39)."""
+"""Bodies of the resource provider calls, and the filters of their
+listing (Placement 1.39)."""
+
+from oslo_utils import uuidutils
+
+from cyquota.api import query
+from cyquota import exception
+from cyquota.placement import member_of
+from cyquota.placement import request
 
 _UUID = {'type': 'string', 'format': 'uuid'}
 
@@ -36,3 +44,32 @@ PUT_TRAITS = {
     'required': ['traits', 'resource_provider_generation'],
     'additionalProperties': False,
 }
+
+
+def _uuid(name, value):
+    if value is not None and not uuidutils.is_uuid_like(value):
+        raise exception.InvalidQuery(detail=(
+            "Invalid query string parameters: Expected '%s' parameter to be "
+            "a format of uuid. Got: %s" % (name, value)))
+    return value
+
+
+def _resources(_name, value):
+    return None if value is None else request.parse_resources(value)
+
+
+def _member_of(_name, values):
+    return member_of.parse(values)
+
+
+GET_RESOURCE_PROVIDERS = (
+    query.Parameter('name'),
+    query.Parameter('uuid', read=_uuid),
+    query.Parameter('in_tree', read=_uuid),
+    query.Parameter('resources', description=(
+        '``RC:N,RC:N``: providers with room for these amounts.'),
+        read=_resources),
+    query.Parameter('member_of', description=(
+        '``U``, ``in:U1,U2``, ``!U``, ``!in:U1,U2``; repeatable, ANDed.'),
+        read=_member_of, repeated=True),
+)

@@ -53,11 +53,6 @@ class APIBase(wtypes.Base):
     from the source), which is the order of the keys in the JSON. An
     attribute set to None renders as null; one never set (``Unset``) is
     left out of the JSON.
-
-    A body also reads like the JSON object it came from, ``body['deltas']``
-    and ``body.get('expire')`` (as oslo.versionedobjects' dict
-    compatibility does for objects), so code written against the parsed
-    JSON reads the typed body unchanged.
     """
 
     @classmethod
@@ -74,17 +69,3 @@ class APIBase(wtypes.Base):
     def to_json(self):
         """The body as JSON-ready data (dicts, lists, strings, numbers)."""
         return wsme_json.tojson(type(self), self)
-
-    def __getitem__(self, name):
-        value = self.get(name, wtypes.Unset)
-        if value is wtypes.Unset:
-            raise KeyError(name)
-        return value
-
-    def get(self, name, default=None):
-        """The attribute ``name``, or ``default`` when it is not set."""
-        for attribute in wtypes.list_attributes(type(self)):
-            if attribute.name == name:
-                value = getattr(self, attribute.key)
-                return default if value is wtypes.Unset else value
-        return default

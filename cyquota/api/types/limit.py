@@ -1,20 +1,12 @@
-"""Bodies of ``/v1/limits``: project limits and the enforcement model."""
+"""Answers of ``/v1/limits``: project limits and the enforcement model."""
 
-import wsme
 from wsme import types as wtypes
 
-from cyquota.api.types import attributes
 from cyquota.api.types import base
 
 #: The enforcement models' names (``cyquota.quota.limits``; the API layer
 #: does not import the engine for them).
 MODEL_NAMES = ('flat', 'strict-two-level')
-
-
-class LimitRequest(base.APIBase):
-    """Body of ``PUT /v1/limits/{project_id}/{resource}``."""
-
-    resource_limit = wsme.wsattr(attributes.INTEGER, mandatory=True)
 
 
 class Limit(base.APIBase):

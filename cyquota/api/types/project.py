@@ -1,18 +1,9 @@
-"""Bodies of ``/v1/projects/{project_id}``: a project of the local limit
+"""Answers of ``/v1/projects/{project_id}``: a project of the local limit
 store, under its parent."""
 
-import wsme
 from wsme import types as wtypes
 
 from cyquota.api.types import base
-
-
-class ProjectRequest(base.APIBase):
-    """Body of ``PUT /v1/projects/{project_id}``: null or no ``parent_id``
-    registers a root."""
-
-    parent_id = wsme.wsattr(wtypes.text, default=None)
-    name = wsme.wsattr(wtypes.text, default=None)
 
 
 class Project(base.APIBase):

@@ -1,16 +1,8 @@
-"""Bodies of ``/v1/registered_limits``: each resource's default limit."""
+"""Answers of ``/v1/registered_limits``: each resource's default limit."""
 
-import wsme
 from wsme import types as wtypes
 
-from cyquota.api.types import attributes
 from cyquota.api.types import base
-
-
-class RegisteredLimitRequest(base.APIBase):
-    """Body of ``PUT /v1/registered_limits/{resource}``."""
-
-    default_limit = wsme.wsattr(attributes.INTEGER, mandatory=True)
 
 
 class RegisteredLimit(base.APIBase):

@@ -1,63 +1,12 @@
-"""Bodies of ``/v1/reservations``: reserve, commit, roll back and
-release, and the listing."""
+"""Answers of ``/v1/reservations``: a reserve (or its dry run) and the
+listing."""
 
-import wsme
 from wsme import types as wtypes
 
 from cyquota.api.types import attributes
 from cyquota.api.types import base
 from cyquota.api.types import link
 from cyquota.db import models
-
-
-class Expire(wtypes.UserType):
-    """``expire`` of a reserve: whole seconds from now (a JSON integer), an
-    ISO 8601 date and time with its UTC offset, or null for the default.
-
-    The same forms as on the Python and RPC interfaces, less a float: JSON
-    seconds are whole. Their range (above 0, at most ten years) and the
-    date itself are ``cyquota.quota.validation.expire``'s to check, as for
-    every interface.
-    """
-
-    basetype = wtypes.text
-    name = 'expire'
-
-    def validate(self, value):
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ValueError(
-                'expected whole seconds from now (an integer) or an ISO '
-                '8601 date and time with its UTC offset, got %r' % (value,))
-        return value
-
-
-class ReserveRequest(base.APIBase):
-    """Body of ``POST /v1/reservations``."""
-
-    project_id = wsme.wsattr(wtypes.text, mandatory=True)
-    deltas = wsme.wsattr({wtypes.text: attributes.INTEGER}, mandatory=True)
-    expire = wsme.wsattr(Expire(), default=None)
-    request_id = wsme.wsattr(wtypes.text, default=None)
-    consumer_id = wsme.wsattr(wtypes.text, default=None)
-    dry_run = wsme.wsattr(bool, default=False)
-    #: Placement's allocation-candidate query parameters: a name maps to a
-    #: string or a list of strings.
-    devices = wsme.wsattr({wtypes.text: attributes.JSON}, default=None)
-
-
-class FinishRequest(base.APIBase):
-    """Body of ``POST /v1/reservations/commit`` and ``/rollback``."""
-
-    project_id = wsme.wsattr(wtypes.text, mandatory=True)
-    reservations = wsme.wsattr([wtypes.text], mandatory=True)
-
-
-class ReleaseRequest(base.APIBase):
-    """Body of ``POST /v1/reservations/release``."""
-
-    project_id = wsme.wsattr(wtypes.text, mandatory=True)
-    deltas = wsme.wsattr({wtypes.text: attributes.INTEGER}, mandatory=True)
-    consumer_id = wsme.wsattr(wtypes.text, default=None)
 
 
 class Over(base.APIBase):

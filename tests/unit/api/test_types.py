@@ -1,14 +1,10 @@
-"""The WSME body types: JSON keys in declaration order, null kept, unset
-left out, engine-internal keys dropped, request values passed on as sent."""
+"""The WSME answer types: JSON keys in declaration order, null kept, unset
+left out, engine-internal keys dropped."""
 
 import datetime
 
-import pytest
-
 from cyquota.api.types import quota_usage
 from cyquota.api.types import reservation
-from cyquota.api import validation
-from cyquota import exception
 
 
 def test_keys_keep_their_order_nulls_and_absences():
@@ -40,25 +36,3 @@ def test_a_row_shows_its_declared_keys_with_times_in_utc():
                           'created_at', 'updated_at']
     assert body['created_at'] == '2030-01-01T12:00:00.250000+00:00'
     assert body['updated_at'] is None
-
-
-def test_a_request_reads_like_its_json(monkeypatch):
-    monkeypatch.setattr(validation, 'json_body', lambda schema: {
-        'project_id': 'p', 'deltas': {'FPGA': 2.0}, 'expire': 60})
-    body = validation.typed_body(reservation.ReserveRequest, {})
-    # 2.0 reaches the engine as sent, for it to refuse as on every
-    # interface; WSME's int would have made it 2.
-    assert body['deltas'] == {'FPGA': 2.0}
-    assert isinstance(body['deltas']['FPGA'], float)
-    assert (body.expire, body.get('request_id'), body['dry_run']) == (
-        60, None, False)
-    with pytest.raises(KeyError):
-        body['amount']
-
-
-def test_an_attribute_type_refuses_naming_the_field(monkeypatch):
-    monkeypatch.setattr(validation, 'json_body', lambda schema: {
-        'project_id': 'p', 'deltas': {'FPGA': 1}, 'expire': 30.0})
-    with pytest.raises(exception.InvalidBody) as refused:
-        validation.typed_body(reservation.ReserveRequest, {})
-    assert refused.value.message.endswith('got 30.0 (field: expire)')

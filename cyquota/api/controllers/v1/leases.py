@@ -10,10 +10,10 @@ admin without ``project_id``), newest first, a page at a time: ``limit``
 partial lease) and ``DELETE`` (an early end, 204) act on
 ``/v1/leases/{lease_id}``.
 
-The JSON schemas and body types check the shape and the JSON types; the
-LeaseEngine checks the values and says which field it refuses. Policy is
-judged against the lease's project, so a lease is read before a call on
-it is authorized; a lease the caller may not read is answered as an
+The JSON schemas check the shape, the JSON types and the bounds; the
+LeaseEngine checks what the values mean and says which field it refuses.
+Policy is judged against the lease's project, so a lease is read before a
+call on it is authorized; a lease the caller may not read is answered as an
 unknown id is (404, the same body), so that ids of other projects' leases
 cannot be confirmed.
 """
@@ -66,8 +66,7 @@ class LeaseController:
 
     @index.when(method='PUT', template='json')
     def put(self):
-        changes = validation.typed_body(types.UpdateRequest,
-                                        schema.PUT_LEASE).lease.to_json()
+        changes = validation.json_body(schema.PUT_LEASE)['lease']
         context, _lease = self._authorized(rules.UPDATE)
         return _answer(leases.LEASES.update(context, self.lease_id, changes))
 
@@ -87,9 +86,8 @@ class LeasesController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        params = query.params('project_id', 'status', 'limit', 'marker')
-        query.choice('status', params['status'], types.STATUSES)
-        page_size = query.clamped_page_size(params['limit'])
+        params = query.values(schema.GET_LEASES)
+        page_size = params['limit']
         context = pecan.request.context
         project_id = policy.listed_project(context, rules.LIST,
                                            params['project_id'])
@@ -103,8 +101,7 @@ class LeasesController:
 
     @index.when(method='POST', template='json')
     def post(self):
-        lease = validation.typed_body(types.CreateRequest,
-                                      schema.POST_LEASE).lease.to_json()
+        lease = validation.json_body(schema.POST_LEASE)['lease']
         project_id = lease.pop('project_id', pecan.request.context.project_id)
         context = policy.authorized_context(rules.CREATE,
                                             {'project_id': project_id})

@@ -36,7 +36,7 @@ class LimitController:
     def put(self):
         context = policy.authorized_context(
             rules.UPDATE, {'project_id': self.project_id})
-        data = validation.typed_body(types.LimitRequest, schema.PUT_LIMIT)
+        data = validation.json_body(schema.PUT_LIMIT)
         quota.QUOTAS.limits.set_project_limit(
             context, self.project_id, self.resource, data['resource_limit'])
         return types.LimitResponse(limit=types.Limit(
@@ -95,7 +95,7 @@ class LimitsController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        params = query.params('project_id')
+        params = query.values(schema.GET_LIMITS)
         context = policy.authorized_context(rules.LIST, query.target(params))
         project_id = params['project_id']
         limits = quota.QUOTAS.limits

@@ -26,7 +26,7 @@ class ProjectController:
     def put(self):
         context = policy.authorized_context(
             rules.PROJECT_UPDATE, {'project_id': self.project_id})
-        data = validation.typed_body(types.ProjectRequest, schema.PUT_PROJECT)
+        data = validation.json_body(schema.PUT_PROJECT)
         project = quota.QUOTAS.limits.set_project(
             context, self.project_id, parent_id=data.get('parent_id'),
             name=data.get('name'))

@@ -10,38 +10,16 @@ last row of the previous page (neither part can hold a ``:``); a full page
 comes with a ``quota_usages_links`` ``next`` link that carries it.
 """
 
-import re
 import urllib.parse
 
 import pecan
 
 from cyquota.api import policy
 from cyquota.api import query
+from cyquota.api.schemas import quota_usage as schema
 from cyquota.api.types import quota_usage as types
-from cyquota import exception
 from cyquota.policies import quota_usages as rules
 from cyquota import quota
-from cyquota.quota import validation
-
-_MARKER = re.compile(r'(?P<project_id>[^:]+):(?P<resource>[A-Z0-9_]+)')
-
-
-def _marker(value):
-    """``(project_id, resource)`` of a marker, or None."""
-    if value is None:
-        return None
-    match = _MARKER.fullmatch(value)
-    if match is None:
-        raise exception.InvalidQuery(
-            detail="Invalid query string parameters: 'marker' must be "
-                   "<project_id>:<resource>. Got: %s" % value)
-    try:
-        validation.project_id(match['project_id'])
-    except exception.InvalidProjectId as error:
-        raise exception.InvalidQuery(
-            detail="Invalid query string parameters: 'marker': %s"
-                   % error.message)
-    return match['project_id'], match['resource']
 
 
 def _next_link(params, rows, page_size):
@@ -85,13 +63,13 @@ class QuotaUsagesController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        params = query.params('project_id', 'resource', 'limit', 'marker')
+        params = query.values(schema.GET_QUOTA_USAGES)
         context = policy.authorized_context(rules.LIST, query.target(params))
-        page_size = query.page_size(params['limit'])
+        page_size = params['limit']
         rows = quota.QUOTAS.list_usages(
             context, project_id=params['project_id'],
             resource=params['resource'], limit=page_size,
-            marker=_marker(params['marker']))
+            marker=params['marker'])
         return types.QuotaUsagesResponse.from_dict(dict(
             {'quota_usages': rows},
             **_next_link(params, rows, page_size))).to_json()

@@ -14,6 +14,7 @@ import pecan
 
 from cyquota.api import policy
 from cyquota.api import query
+from cyquota.api.schemas import refusal as schema
 from cyquota.api.types import refusal as types
 from cyquota.policies import refusals as rules
 from cyquota import quota
@@ -28,9 +29,8 @@ class RefusalsController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        params = query.params('project_id', 'consumer_id', 'limit',
-                              'marker')
-        page_size = query.clamped_page_size(params['limit'])
+        params = query.values(schema.GET_REFUSALS)
+        page_size = params['limit']
         context = pecan.request.context
         project_id = policy.listed_project(context, rules.LIST,
                                            params['project_id'])

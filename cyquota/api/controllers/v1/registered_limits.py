@@ -25,8 +25,7 @@ class RegisteredLimitController:
     @index.when(method='PUT', template='json')
     def put(self):
         context = policy.authorized_context(rules.REGISTERED_UPDATE)
-        data = validation.typed_body(types.RegisteredLimitRequest,
-                                     schema.PUT_REGISTERED_LIMIT)
+        data = validation.json_body(schema.PUT_REGISTERED_LIMIT)
         quota.QUOTAS.limits.set_registered_limit(
             context, self.resource, data['default_limit'])
         return types.RegisteredLimitResponse(
@@ -45,7 +44,7 @@ class RegisteredLimitsController:
     @index.when(method='GET', template='json')
     def get(self):
         context = policy.authorized_context(rules.REGISTERED_LIST)
-        query.params()  # no filters: an unknown key is a 400
+        query.values(schema.GET_REGISTERED_LIMITS)
         registered = quota.QUOTAS.limits.get_registered_limits(
             context, quota.QUOTAS.resources)
         return types.RegisteredLimitsResponse(registered_limits=[

@@ -58,8 +58,7 @@ class _FinishController:
 
     @index.when(method='POST')
     def post(self):
-        data = validation.typed_body(types.FinishRequest,
-                                     schema.FINISH_RESERVATIONS)
+        data = validation.json_body(schema.FINISH_RESERVATIONS)
         context = policy.authorized_context(
             self.rule, {'project_id': data['project_id']})
         self.action(context, data['project_id'], data['reservations'])
@@ -75,7 +74,7 @@ class _ReleaseController:
 
     @index.when(method='POST')
     def post(self):
-        data = validation.typed_body(types.ReleaseRequest, schema.RELEASE)
+        data = validation.json_body(schema.RELEASE)
         context = policy.authorized_context(
             rules.RELEASE, {'project_id': data['project_id']})
         quota.QUOTAS.release(context, data['project_id'], data['deltas'],
@@ -96,10 +95,9 @@ class ReservationsController:
 
     @index.when(method='GET', template='json')
     def get(self):
-        params = query.params('project_id', 'status', 'limit', 'marker')
+        params = query.values(schema.GET_RESERVATIONS)
         context = policy.authorized_context(rules.LIST, query.target(params))
-        query.choice('status', params['status'], quota.RESERVATION_STATUSES)
-        page_size = query.clamped_page_size(params['limit'])
+        page_size = params['limit']
         rows = quota.QUOTAS.list_reservations(
             context, project_id=params['project_id'],
             status=params['status'], limit=page_size,
@@ -111,8 +109,7 @@ class ReservationsController:
 
     @index.when(method='POST', template='json')
     def post(self):
-        data = validation.typed_body(types.ReserveRequest,
-                                     schema.POST_RESERVATION)
+        data = validation.json_body(schema.POST_RESERVATION)
         project_id = data['project_id']
         context = policy.authorized_context(rules.CREATE,
                                             {'project_id': project_id})

@@ -12,6 +12,7 @@ import pecan
 import webob
 
 from cyquota.api import policy
+from cyquota.api import query
 from cyquota.api.schemas import inventory as inventory_schema
 from cyquota.api.schemas import resource_provider as schema
 from cyquota.api import validation
@@ -20,14 +21,11 @@ from cyquota import exception
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
 from cyquota.placement import inventories
-from cyquota.placement import member_of
 from cyquota.placement import providers
-from cyquota.placement import request
 from cyquota.placement import traits
 from cyquota.policies import devices as rules
 
 _LINKS = ('inventories', 'usages', 'aggregates', 'traits', 'allocations')
-_FILTERS = ('name', 'uuid', 'in_tree', 'resources')
 
 
 def _url(uuid):
@@ -45,28 +43,6 @@ def _view(provider):
         'links': [{'rel': 'self', 'href': url}] + [
             {'rel': rel, 'href': '%s/%s' % (url, rel)} for rel in _LINKS],
     }
-
-
-def _uuid_filter(name, value):
-    if value is not None and providers.canonical_uuid(value) is None:
-        raise exception.InvalidQuery(detail=(
-            "Invalid query string parameters: Expected '%s' parameter to be "
-            "a format of uuid. Got: %s" % (name, value)))
-    return value
-
-
-def _filters():
-    """The filters of ``GET /v1/resource_providers``."""
-    pairs = request.query_pairs(pecan.request.GET)
-    request.check_keys(pairs, lambda key: key in _FILTERS + ('member_of',))
-    filters = {key: request.single_value(pairs, key) for key in _FILTERS}
-    _uuid_filter('uuid', filters['uuid'])
-    _uuid_filter('in_tree', filters['in_tree'])
-    if filters['resources'] is not None:
-        filters['resources'] = request.parse_resources(filters['resources'])
-    filters['member_of'] = member_of.parse(
-        [value for key, value in pairs if key == 'member_of'])
-    return filters
 
 
 def _writable(context, what):
@@ -233,7 +209,8 @@ class ResourceProvidersController:
     @index.when(method='GET', template='json')
     def get(self):
         context = policy.authorized_context(rules.READ)
-        found = providers.get_all(context, **_filters())
+        found = providers.get_all(
+            context, **query.values(schema.GET_RESOURCE_PROVIDERS))
         return {'resource_providers': [_view(p) for p in found]}
 
     @index.when(method='POST', template='json')
