@@ -21,6 +21,7 @@ cannot be confirmed.
 import pecan
 import webob
 
+from cyquota.api import microversion
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import lease as schema
@@ -30,6 +31,20 @@ from cyquota import exception
 from cyquota import leases
 from cyquota.policies import leases as rules
 from cyquota.quota import validation as quota_validation
+
+
+def _refuse_growth_below_its_version(lease, changes):
+    """Before ACTIVE_LEASE_GROWS an ACTIVE lease's amounts were fixed."""
+    if lease['status'] != 'ACTIVE' or microversion.is_at_least(
+            microversion.ACTIVE_LEASE_GROWS):
+        return
+    held = {item['id']: item['amount'] for item in lease['reservations']}
+    for item in changes.get('reservations') or ():
+        amount = held.get(item.get('id'))
+        if amount is not None and item.get('amount', amount) != amount:
+            raise exception.LeaseConflict(
+                action='change the amounts of', lease_id=lease['id'],
+                status='ACTIVE')
 
 
 def _answer(view):
@@ -68,7 +83,8 @@ class LeaseController:
     def put(self):
         changes = validation.typed_body(types.UpdateRequest,
                                         schema.PUT_LEASE).lease.to_json()
-        context, _lease = self._authorized(rules.UPDATE)
+        context, lease = self._authorized(rules.UPDATE)
+        _refuse_growth_below_its_version(lease, changes)
         return _answer(leases.LEASES.update(context, self.lease_id, changes))
 
     @index.when(method='DELETE')
@@ -87,7 +103,10 @@ class LeasesController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        microversion.require(microversion.LEASES)
         params = query.params('project_id', 'status', 'limit', 'marker')
+        microversion.require_parameters(microversion.LIST_PAGES, params,
+                                        ('limit', 'marker'))
         query.choice('status', params['status'], types.STATUSES)
         page_size = query.clamped_page_size(params['limit'])
         context = pecan.request.context
@@ -103,6 +122,7 @@ class LeasesController:
 
     @index.when(method='POST', template='json')
     def post(self):
+        microversion.require(microversion.LEASES)
         lease = validation.typed_body(types.CreateRequest,
                                       schema.POST_LEASE).lease.to_json()
         project_id = lease.pop('project_id', pecan.request.context.project_id)
@@ -115,6 +135,7 @@ class LeasesController:
 
     @pecan.expose()
     def _lookup(self, lease_id, *remainder):
+        microversion.require(microversion.LEASES)
         if '\x00' in lease_id:
             # No lease id holds one (PostgreSQL would refuse to compare).
             raise exception.LeaseNotFound(lease_id=lease_id)

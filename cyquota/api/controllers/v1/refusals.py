@@ -12,6 +12,7 @@ project's.
 
 import pecan
 
+from cyquota.api import microversion
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.types import refusal as types
@@ -28,6 +29,7 @@ class RefusalsController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        microversion.require(microversion.REFUSALS)
         params = query.params('project_id', 'consumer_id', 'limit',
                               'marker')
         page_size = query.clamped_page_size(params['limit'])
