@@ -76,11 +76,13 @@ class LeaseController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        microversion.require(microversion.LEASES)
         _context, lease = self._authorized(rules.SHOW)
         return _answer(lease)
 
     @index.when(method='PUT', template='json')
     def put(self):
+        microversion.require(microversion.LEASES)
         changes = validation.typed_body(types.UpdateRequest,
                                         schema.PUT_LEASE).lease.to_json()
         context, lease = self._authorized(rules.UPDATE)
@@ -89,6 +91,7 @@ class LeaseController:
 
     @index.when(method='DELETE')
     def delete(self):
+        microversion.require(microversion.LEASES)
         context, _lease = self._authorized(rules.DELETE)
         leases.LEASES.delete(context, self.lease_id)
         return webob.Response(status=204)
@@ -135,7 +138,6 @@ class LeasesController:
 
     @pecan.expose()
     def _lookup(self, lease_id, *remainder):
-        microversion.require(microversion.LEASES)
         if '\x00' in lease_id:
             # No lease id holds one (PostgreSQL would refuse to compare).
             raise exception.LeaseNotFound(lease_id=lease_id)
