@@ -30,6 +30,7 @@ SERVICE_TYPE = 'accelerator-quota'
 HEADER = 'OpenStack-API-Version'
 #: Where the request's version is kept in the WSGI environment.
 ENVIRON_KEY = 'cyquota.microversion'
+_ENVIRON_HEADER = 'HTTP_OPENSTACK_API_VERSION'
 
 
 def _version(text):
@@ -90,9 +91,10 @@ DEFAULT_VERSION = REFUSALS
 def _requested(environ):
     """The version the request names: DEFAULT_VERSION without the header,
     MAX_VERSION for ``latest``."""
-    text = microversion_parse.get_version(
-        microversion_parse.headers_from_wsgi_environ(environ), SERVICE_TYPE)
-    if text is None:
+    header = environ.get(_ENVIRON_HEADER)
+    text = header and microversion_parse.get_version({HEADER: header},
+                                                     SERVICE_TYPE)
+    if not text:
         return DEFAULT_VERSION
     if text == 'latest':
         return MAX_VERSION
@@ -103,8 +105,8 @@ def _requested(environ):
             header=HEADER, service=SERVICE_TYPE, version=text) from None
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise exception.UnsupportedMicroversion(
-            service=SERVICE_TYPE, version=text, min_version=MIN_VERSION,
-            max_version=MAX_VERSION)
+            service=SERVICE_TYPE, version=text,
+            min_version=str(MIN_VERSION), max_version=str(MAX_VERSION))
     return version
 
 

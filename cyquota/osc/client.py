@@ -76,11 +76,6 @@ class Client:
             client_name='cyquota-osc',
             default_microversion=api_version or KNOWN_VERSION)
 
-    @property
-    def api_version(self):
-        """The microversion the calls speak."""
-        return self._adapter.default_microversion
-
     def _call(self, method, path, **kwargs):
         response = self._adapter.request(path, method, raise_exc=False,
                                          **kwargs)
