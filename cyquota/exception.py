@@ -251,6 +251,25 @@ class UnsupportedMediaType(CyquotaException):
     title = 'Unsupported Media Type'
 
 
+class InvalidMicroversion(Invalid):
+    msg_fmt = ("Invalid %(header)s header '%(service)s %(version)s': the "
+               "version is 'X.Y' (two whole numbers) or 'latest'.")
+    kind = 'invalid_version'
+
+
+class NeedsMicroversion(Invalid):
+    msg_fmt = '%(what)s needs %(header)s: %(value)s or later.'
+    kind = 'invalid_version'
+
+
+class UnsupportedMicroversion(CyquotaException):
+    msg_fmt = ('Version %(version)s of %(service)s is not served: this API '
+               'serves %(min_version)s to %(max_version)s.')
+    code = 406
+    kind = 'unsupported_version'
+    title = 'Not Acceptable'
+
+
 class ResourceClassNotFound(Invalid):
     msg_fmt = 'No such resource class %(name)s.'
     kind = 'unknown_resource_class'

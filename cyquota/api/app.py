@@ -10,6 +10,7 @@ From the outside in::
     /healthcheck              [healthcheck]      oslo.middleware
     KeystoneAuth or NoAuth    [api] auth_strategy
     /metrics                  [metrics] enabled, policy cyquota:metrics:get
+    Microversion              OpenStack-API-Version (``microversion``)
     the pecan app             /, /v1/...
 
 ``/healthcheck`` answers without a token, as in other OpenStack services:
@@ -33,6 +34,7 @@ from cyquota.api import bodylimit
 from cyquota.api import config
 from cyquota.api import errors
 from cyquota.api import metrics_page
+from cyquota.api import microversion
 from cyquota.api import policy
 from cyquota.api import requestlog
 from cyquota.conf import CONF
@@ -85,7 +87,8 @@ def setup_app(app_config=None):
     """
     middleware_conf.set_defaults(CONF)
     app_config = dict(app_config or config.app_config())
-    app = pecan.make_app(app_config.pop('root'), **app_config)
+    app = microversion.Middleware(
+        pecan.make_app(app_config.pop('root'), **app_config))
     if CONF.metrics.enabled:
         app = _Path('/metrics', _metrics, app)
     if CONF.api.auth_strategy == 'keystone':

@@ -21,6 +21,6 @@ def set_defaults(conf):
     cors.set_defaults(
         allow_headers=['Content-Type', 'X-Auth-Token',
                        'X-Openstack-Request-Id', 'X-Project-Id',
-                       'X-User-Id', 'X-Roles'],
-        expose_headers=['X-Openstack-Request-Id'],
+                       'X-User-Id', 'X-Roles', 'OpenStack-API-Version'],
+        expose_headers=['X-Openstack-Request-Id', 'OpenStack-API-Version'],
         allow_methods=['GET', 'PUT', 'POST', 'DELETE', 'HEAD'])

@@ -16,6 +16,11 @@ from keystoneauth1 import exceptions as ks_exceptions
 #: not the project's quota speaking.
 _FORBIDDEN = 'cyquota.forbidden'
 _UNKNOWN_RESOURCE = 'cyquota.unknown_resource'
+#: The API microversion the calls speak, whatever cyquota's default: the
+#: release is 1.6's. Named for the service whatever service type the
+#: adapter's options give.
+API_VERSION = '1.6'
+_SERVICE_TYPE = 'accelerator-quota'
 
 
 class Unavailable(Exception):
@@ -57,7 +62,9 @@ class QuotaClient:
 
     def _post(self, path, body, expected):
         try:
-            response = self._adapter.post(path, json=body, raise_exc=False)
+            response = self._adapter.post(
+                path, json=body, raise_exc=False, microversion=API_VERSION,
+                microversion_service_type=_SERVICE_TYPE)
         except ks_exceptions.ClientException as error:
             raise Unavailable('POST %s: %s' % (path, (
                 '%s: %s' % (type(error).__name__, error)).splitlines()[0]))

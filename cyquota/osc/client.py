@@ -5,6 +5,12 @@ The endpoint is the one the shell resolved (the service catalog's
 or ``--os-endpoint`` with ``--os-auth-type none`` or ``admin_token``);
 the paths carry the ``/v1`` prefix, as the catalog holds the unversioned
 root. Error answers become ``ApiError``: one line, and exit code 1.
+
+Each call names its API microversion in ``OpenStack-API-Version``: the
+one the user pinned, else ``KNOWN_VERSION``, the newest these commands
+know; a cyquota that does not serve it answers 406 before doing
+anything, and the call is sent again at the newest version of the range
+its version document gives, once for the client's life.
 """
 
 from urllib import parse
@@ -13,6 +19,8 @@ from keystoneauth1 import adapter
 from osc_lib import exceptions
 
 SERVICE_TYPE = 'accelerator-quota'
+#: The newest API microversion these commands know.
+KNOWN_VERSION = '1.7'
 
 
 class ApiError(exceptions.CommandError):
@@ -35,6 +43,12 @@ def _describe(response):
                                        response.reason, response.url)
 
 
+def _version(text):
+    """``(major, minor)`` of ``X.Y``; ValueError otherwise."""
+    major, minor = text.split('.')
+    return int(major), int(minor)
+
+
 def _segment(value):
     """``value`` as one path segment, whatever characters it has."""
     return parse.quote(str(value), safe='')
@@ -48,22 +62,48 @@ class Client:
     :param identity_headers: ``X-Project-Id``, ``X-User-Id`` and
         ``X-Roles`` to send to a ``noauth`` cyquota-api (keystonemiddleware
         replaces them under ``keystone``).
+    :param api_version: the microversion to speak, ``X.Y``; None to
+        negotiate.
     """
 
     def __init__(self, session, endpoint, region_name=None, interface=None,
-                 identity_headers=None):
+                 identity_headers=None, api_version=None):
+        self._negotiating = api_version is None
         self._adapter = adapter.Adapter(
             session, service_type=SERVICE_TYPE, endpoint_override=endpoint,
             region_name=region_name, interface=interface,
             additional_headers=identity_headers or {},
-            client_name='cyquota-osc')
+            client_name='cyquota-osc',
+            default_microversion=api_version or KNOWN_VERSION)
 
     def _call(self, method, path, **kwargs):
         response = self._adapter.request(path, method, raise_exc=False,
                                          **kwargs)
+        if response.status_code == 406 and self._negotiating:
+            self._negotiating = False
+            self._adapter.default_microversion = self._newest_served()
+            response = self._adapter.request(path, method, raise_exc=False,
+                                             **kwargs)
         if response.status_code >= 400:
             raise ApiError(response)
         return response.json() if response.content else None
+
+    def _newest_served(self):
+        """The newest microversion that the version document (``GET /``)
+        gives and these commands know; ``KNOWN_VERSION`` when the
+        document gives none, so that the 406 is what the user sees."""
+        response = self._adapter.request('/', 'GET', raise_exc=False,
+                                         microversion=None)
+        try:
+            served = response.json()['versions'][0]
+            newest = min(_version(served['max_version']),
+                         _version(KNOWN_VERSION))
+            if newest >= _version(served['min_version']):
+                return '%d.%d' % newest
+        except (ValueError, KeyError, IndexError, TypeError,
+                AttributeError):
+            pass
+        return KNOWN_VERSION
 
     @staticmethod
     def _query(**params):

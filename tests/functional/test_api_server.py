@@ -51,6 +51,14 @@ def _walkthrough(server):
         assert root.json()['versions'][0]['links'][0]['href'] == (
             url + '/v1/')
         assert root.headers['X-Openstack-Request-Id'].startswith('req-')
+        # No version asked: the default one, said in the answer.
+        assert (root.headers['OpenStack-API-Version'],
+                root.headers['Vary']) == ('accelerator-quota 1.7',
+                                          'OpenStack-API-Version')
+        refused = http.get(url + '/', headers={
+            'OpenStack-API-Version': 'accelerator-quota 9.0'})
+        assert (refused.status_code, refused.json()['errors'][0]['code']) \
+            == (406, 'cyquota.unsupported_version')
         http.put(url + '/v1/registered_limits/FPGA',
                  json={'default_limit': 5}, headers=ADMIN).raise_for_status()
         made = http.post(url + '/v1/reservations', headers=SERVICE, json={

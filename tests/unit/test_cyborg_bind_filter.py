@@ -312,3 +312,18 @@ def test_the_filter_imports_only_what_cyborg_has():
         'cyquota.service_client_opts']
     assert not modules & {'pecan', 'sqlalchemy', 'prometheus_client',
                           'oslo_messaging', 'oslo_db', 'wsme'}
+
+
+def test_the_filter_speaks_the_version_it_was_written_to(sqlite_db, cyborg):
+    seen = []
+    service = _as_service(app.setup_app())
+
+    def recorder(environ, start_response):
+        seen.append(environ.get('HTTP_OPENSTACK_API_VERSION'))
+        return service(environ, start_response)
+    server = enforcement_helpers.serve_wsgi(recorder)
+    try:
+        _bind(_filter(cyborg, server.url), cyborg)
+    finally:
+        server.stop()
+    assert seen and set(seen) == {'accelerator-quota 1.6'}

@@ -2,14 +2,17 @@
 
 import pecan
 
+from cyquota.api import microversion
+
 
 def version():
-    """The one API version, with a link to it."""
+    """The one API version, the range of its microversions, and a link to
+    it."""
     return {
         'id': 'v1',
         'status': 'CURRENT',
-        'min_version': '1.0',
-        'max_version': '1.0',
+        'min_version': str(microversion.MIN_VERSION),
+        'max_version': str(microversion.MAX_VERSION),
         'links': [{'rel': 'self',
                    'href': pecan.request.application_url + '/v1/'}],
     }

@@ -3,6 +3,7 @@ description, security schemes, shared parameters and headers, the error
 answer, and the bodies no WSME type declares (versions, errors, and the
 Placement-shaped device calls, which answer as Placement 1.39 does)."""
 
+from cyquota.api import microversion
 from cyquota.api.openapi_document import wsme_schema
 from cyquota.api.schemas import inventory
 
@@ -10,7 +11,7 @@ ref = wsme_schema.reference
 
 INFO = {
     'title': 'cyquota',
-    'version': '1.0',
+    'version': str(microversion.MAX_VERSION),
     'summary': 'Accelerator (FPGA, GPU) quota usage, reservations, leases, '
                'limits and devices.',
     'description': '''\
@@ -33,7 +34,18 @@ carries ``overs``. Every response has an ``X-Openstack-Request-Id``.
 
 The device calls (resource providers, aggregates, allocation
 candidates) take and return Placement 1.39's bodies.
-''',
+
+Microversions: a request may name the version it speaks in
+``OpenStack-API-Version: accelerator-quota X.Y`` (or ``latest``); the
+version document (``GET /``) gives the range, ``min_version`` to
+``max_version``. Without the header a request is served %(default)s, the
+version this document describes. A malformed version is a 400
+``cyquota.invalid_version``, one outside the range a 406
+``cyquota.unsupported_version``; every other answer says the version it
+was served at in ``OpenStack-API-Version``, with ``Vary:
+OpenStack-API-Version``. Below its version a change is refused: a path
+as unknown (404), a field or a query parameter with a 400 naming it.
+''' % {'default': str(microversion.DEFAULT_VERSION)},
 }
 
 SERVERS = [{'url': 'http://127.0.0.1:6780'}]
@@ -68,16 +80,36 @@ PARAMETERS = {
     'ProviderUuid': {
         'name': 'uuid', 'in': 'path', 'required': True,
         'schema': {'type': 'string'}},
+    'ApiVersion': {
+        'name': microversion.HEADER, 'in': 'header',
+        'description': 'The version the request speaks (default %s).'
+                       % str(microversion.DEFAULT_VERSION),
+        'schema': {'type': 'string',
+                   'example': microversion.header_value(
+                       microversion.MAX_VERSION)}},
 }
 
 HEADERS = {
     'RequestId': {
         'description': "The request's id, ``req-<uuid>``.",
         'schema': {'type': 'string', 'pattern': '^req-[0-9a-f-]{36}$'}},
+    'ApiVersion': {
+        'description': 'The version the answer was served at.',
+        'schema': {'type': 'string',
+                   'pattern': '^%s [0-9]+\\.[0-9]+$'
+                              % microversion.SERVICE_TYPE}},
+    'Vary': {
+        'description': 'The answer depends on the request\'s '
+                       '``OpenStack-API-Version``.',
+        'schema': {'type': 'string'}},
 }
 
 _REQUEST_ID = {'X-Openstack-Request-Id': {
     '$ref': '#/components/headers/RequestId'}}
+#: The headers of an answer served at a version.
+VERSIONED = {
+    microversion.HEADER: {'$ref': '#/components/headers/ApiVersion'},
+    'Vary': {'$ref': '#/components/headers/Vary'}}
 
 RESPONSES = {
     'Error': {
@@ -85,7 +117,8 @@ RESPONSES = {
                        'detail, request_id}]}``.',
         'headers': _REQUEST_ID,
         'content': {'application/json': {'schema': ref('ErrorDocument')}}},
-    'NoContent': {'description': 'Done.', 'headers': _REQUEST_ID},
+    'NoContent': {'description': 'Done.',
+                  'headers': dict(_REQUEST_ID, **VERSIONED)},
 }
 
 _UUID = {'type': 'string', 'format': 'uuid'}

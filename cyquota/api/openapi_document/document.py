@@ -6,6 +6,7 @@ import pathlib
 import yaml
 
 from cyquota.api.openapi_document import components as shared
+from cyquota.api.openapi_document import operation as op
 from cyquota.api.openapi_document import paths_devices
 from cyquota.api.openapi_document import paths_leases
 from cyquota.api.openapi_document import paths_quota
@@ -24,6 +25,7 @@ def build():
     paths = paths_quota.paths(components)
     paths.update(paths_leases.paths(components))
     paths.update(paths_devices.paths())
+    _versioned(paths)
     return {
         'openapi': '3.1.0',
         'info': shared.INFO,
@@ -38,6 +40,24 @@ def build():
         },
         'paths': paths,
     }
+
+
+def _versioned(paths):
+    """Every operation takes the version header, may answer 400 and 406
+    for it, and says in each answer of its own the version it served."""
+    for item in paths.values():
+        for method, operation in item.items():
+            if method == 'parameters':  # The path's own, not an operation.
+                continue
+            responses = operation.pop('responses')
+            operation['parameters'] = [op.parameter('ApiVersion')] + (
+                operation.pop('parameters', []))
+            for status, response in responses.items():
+                if '$ref' not in response:
+                    response['headers'] = dict(response.get('headers', {}),
+                                               **shared.VERSIONED)
+            operation['responses'] = op.answers(
+                responses, *{400, 406}.difference(map(int, responses)))
 
 
 class _Dumper(yaml.SafeDumper):

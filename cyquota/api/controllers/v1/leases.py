@@ -21,6 +21,7 @@ cannot be confirmed.
 import pecan
 import webob
 
+from cyquota.api import microversion
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import lease as schema
@@ -30,6 +31,20 @@ from cyquota import exception
 from cyquota import leases
 from cyquota.policies import leases as rules
 from cyquota.quota import validation as quota_validation
+
+
+def _refuse_growth_below_its_version(lease, changes):
+    """Before ACTIVE_LEASE_GROWS an ACTIVE lease's amounts were fixed."""
+    if lease['status'] != 'ACTIVE' or microversion.is_at_least(
+            microversion.ACTIVE_LEASE_GROWS):
+        return
+    held = {item['id']: item['amount'] for item in lease['reservations']}
+    for item in changes.get('reservations') or ():
+        amount = held.get(item.get('id'))
+        if amount is not None and item.get('amount', amount) != amount:
+            raise exception.LeaseConflict(
+                action='change the amounts of', lease_id=lease['id'],
+                status='ACTIVE')
 
 
 def _answer(view):
@@ -61,17 +76,21 @@ class LeaseController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        microversion.require(microversion.LEASES)
         _context, lease = self._authorized(rules.SHOW)
         return _answer(lease)
 
     @index.when(method='PUT', template='json')
     def put(self):
+        microversion.require(microversion.LEASES)
         changes = validation.json_body(schema.PUT_LEASE)['lease']
-        context, _lease = self._authorized(rules.UPDATE)
+        context, lease = self._authorized(rules.UPDATE)
+        _refuse_growth_below_its_version(lease, changes)
         return _answer(leases.LEASES.update(context, self.lease_id, changes))
 
     @index.when(method='DELETE')
     def delete(self):
+        microversion.require(microversion.LEASES)
         context, _lease = self._authorized(rules.DELETE)
         leases.LEASES.delete(context, self.lease_id)
         return webob.Response(status=204)
@@ -86,6 +105,9 @@ class LeasesController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        microversion.require(microversion.LEASES)
+        microversion.require_parameters(microversion.LIST_PAGES,
+                                        ('limit', 'marker'))
         params = query.values(schema.GET_LEASES)
         page_size = params['limit']
         context = pecan.request.context
@@ -101,6 +123,7 @@ class LeasesController:
 
     @index.when(method='POST', template='json')
     def post(self):
+        microversion.require(microversion.LEASES)
         lease = validation.json_body(schema.POST_LEASE)['lease']
         project_id = lease.pop('project_id', pecan.request.context.project_id)
         context = policy.authorized_context(rules.CREATE,

@@ -12,6 +12,7 @@ project's.
 
 import pecan
 
+from cyquota.api import microversion
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import refusal as schema
@@ -29,6 +30,7 @@ class RefusalsController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        microversion.require(microversion.REFUSALS)
         params = query.values(schema.GET_REFUSALS)
         page_size = params['limit']
         context = pecan.request.context

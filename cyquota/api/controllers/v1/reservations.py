@@ -28,6 +28,7 @@ import datetime
 import pecan
 import webob
 
+from cyquota.api import microversion
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import reservation as schema
@@ -43,6 +44,16 @@ def _expire(value):
     """The expiry of a reserve, as an aware datetime."""
     return quota_validation.expire(value).replace(
         tzinfo=datetime.timezone.utc)
+
+
+def _require_versions(data):
+    """Refuse the parts of a reserve newer than the request's version."""
+    if data.get('devices') is not None:
+        microversion.require(microversion.RESERVE_DEVICES,
+                             "The field 'devices'")
+    if isinstance(data.get('expire'), (int, float)):
+        microversion.require(microversion.EXPIRE_SECONDS,
+                             "The field 'expire' in seconds")
 
 
 class _FinishController:
@@ -74,6 +85,7 @@ class _ReleaseController:
 
     @index.when(method='POST')
     def post(self):
+        microversion.require(microversion.RELEASE)
         data = validation.json_body(schema.RELEASE)
         context = policy.authorized_context(
             rules.RELEASE, {'project_id': data['project_id']})
@@ -95,6 +107,8 @@ class ReservationsController:
 
     @index.when(method='GET', template='json')
     def get(self):
+        microversion.require_parameters(microversion.LIST_PAGES,
+                                        ('limit', 'marker'))
         params = query.values(schema.GET_RESERVATIONS)
         context = policy.authorized_context(rules.LIST, query.target(params))
         page_size = params['limit']
@@ -113,6 +127,7 @@ class ReservationsController:
         project_id = data['project_id']
         context = policy.authorized_context(rules.CREATE,
                                             {'project_id': project_id})
+        _require_versions(data)
         expire = _expire(data.get('expire'))
         dry_run = data.get('dry_run', False)
         devices = data.get('devices')
