@@ -258,10 +258,10 @@ def test_the_end_of_one_reservation_groups_nothing(target):
     # statement up again while it holds the row (PostgreSQL's
     # EvalPlanQual): the end of one reservation, the common case, has no
     # aggregate to set up. A batch groups its rows by resource.
-    dialect = postgresql.psycopg2.dialect()
+    dialect = postgresql.psycopg.dialect()
 
     def text(count):
-        return prepared.text(one_statement.end(target, count, dialect).name)
+        return one_statement.end(target, count, dialect).prepared.text
     assert 'GROUP BY' not in text(1)
     assert 'GROUP BY' in text(2)
 
