@@ -46,7 +46,7 @@ def _shape(statement):
     """``VERB table`` of a statement, ``+ FOR UPDATE`` when it locks; of
     a statement of data-modifying CTEs (``WITH``) or a compound statement
     (``BEGIN``), that word and the kinds of change its parts make, each
-    once, in order; of a prepared statement's EXECUTE, the shape of what
+    once, in order; of MariaDB's EXECUTE of a prepared one, the shape of what
     the server runs."""
     words = statement.split()
     if words[0] == 'EXECUTE':
