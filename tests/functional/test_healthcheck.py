@@ -129,7 +129,7 @@ def test_detailed_shows_no_part_of_the_database_password():
             '/healthcheck', status=503, headers={'Accept': 'application/json'})
         assert answer.json['detailed'] is True
         details = str(answer.json)
-        assert 'could not translate host name' in details
+        assert 'failed to resolve host' in details
         assert 'w0rd-tail' not in details and 's3cret' not in details
     finally:
         CONF.clear_override('detailed', 'healthcheck')
