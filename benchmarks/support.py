@@ -27,7 +27,7 @@ from cyquota.db import migration
 from cyquota import quota
 
 PG_SERVER = os.environ.get('CYQUOTA_TEST_PG_URL',
-                           'postgresql+psycopg2://postgres@127.0.0.1:5432')
+                           'postgresql+psycopg://postgres@127.0.0.1:5432')
 MYSQL_SERVER = os.environ.get('CYQUOTA_TEST_MYSQL_URL',
                               'mysql+pymysql://root@127.0.0.1:3306')
 SERVERS = {'postgresql': PG_SERVER, 'mysql': MYSQL_SERVER}

@@ -149,6 +149,10 @@ def _check_transport(conf):
                   url.transport, what='the transport ')
 
 
+#: The database URL schemes of the drivers cyquota installs.
+_INSTALLED_DRIVERS = ('postgresql+psycopg://', 'mysql+pymysql://')
+
+
 def _check_database(conf):
     value = conf.database.connection
     try:
@@ -164,8 +168,10 @@ def _check_database(conf):
         raise InvalidOption('database', 'connection', _bad_port(value))
     except ImportError as error:
         raise InvalidOption('database', 'connection',
-                            'the driver of %s is not installed (%s)'
-                            % (url.drivername, error))
+                            'the driver of %s is not installed (%s); '
+                            'cyquota installs %s' % (
+                                url.drivername, error, ' and '.join(
+                                    _INSTALLED_DRIVERS)))
     if url.port is not None and url.port not in _PORTS:
         raise InvalidOption('database', 'connection', _bad_port(value))
 

@@ -342,8 +342,9 @@ def _postgresql_generic_plans(dbapi_connection, connection_record):
     # every run where a plan for its values costs less than the generic
     # plan's estimate: that planning cost more than running the claiming
     # reserve, and made the calendar's reads dearer in a large calendar
-    # than in a small one. psycopg2 sends every other statement with its
-    # values written in, planned for them whatever this says.
+    # than in a small one. psycopg prepares every statement a connection
+    # runs often (``prepared``); one it has not prepared yet is planned
+    # for its values whatever this says.
     with dbapi_connection.cursor() as cursor:
         cursor.execute('SET plan_cache_mode = force_generic_plan')
     dbapi_connection.commit()  # Kept, whatever the pool rolls back.

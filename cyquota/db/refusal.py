@@ -32,7 +32,7 @@ def raise_refused(context):
     """The ``handle_error`` listener raising ``Refused`` in place of the
     DBAPI error of a refusal (PyMySQL's or psycopg2's)."""
     error = context.original_exception
-    diagnostics = getattr(error, 'diag', None)  # psycopg2's
+    diagnostics = getattr(error, 'diag', None)  # psycopg's
     if (getattr(error, 'args', ())[1:2] == (REFUSAL,)
             or getattr(diagnostics, 'message_primary', None) == REFUSAL):
         raise Refused()

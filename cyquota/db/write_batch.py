@@ -60,7 +60,7 @@ class WriteBatch:
             first, columns = rows[0], tuple(rows[0])
             # A value every row shares (a lease's id, window and status
             # in each of its reservations) is bound once: a server parses
-            # every value sent, and psycopg2 and PyMySQL quote each.
+            # every value sent, and PyMySQL quotes each.
             shared = tuple(column for column in columns
                            if all(row[column] == first[column]
                                   for row in rows[1:]))

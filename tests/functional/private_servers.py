@@ -104,7 +104,7 @@ class PrivatePostgres(PrivateServer):
 
     @property
     def server_url(self):
-        return 'postgresql+psycopg2://postgres@127.0.0.1:%d' % self.port
+        return 'postgresql+psycopg://postgres@127.0.0.1:%d' % self.port
 
     def _run(self, *command):
         if os.geteuid() == 0:

@@ -100,22 +100,17 @@ _WINDOW_INDEXES = ('lease_reservations_project_window_idx',
                    'lease_allocations_rp_window_idx')
 
 
-def _explained(conn, execute, params):
-    """The server's plan of the prepared statement that ``execute`` (an
-    ``EXECUTE`` as sent, its arguments named binds of ``params``) runs,
-    planned anew with those values."""
-    name, arguments = re.match(r'EXECUTE (\w+)(.*)', execute, re.S).groups()
-    binds = prepared.BIND.findall(arguments)
-    text = prepared.text(name)
-    if conn.dialect.name == 'postgresql':
-        text = re.sub(r'\$(\d+)',
-                      lambda match: '%%(%s)s' % binds[int(match.group(1)) - 1],
-                      text)
-    else:
-        pieces = text.split('?')
-        text = pieces[0] + ''.join('%%(%s)s' % bind + piece for bind, piece
+def _explained(conn, sent, params):
+    """The server's plan of the statement ``sent`` (as sent: its text, or
+    MariaDB's ``EXECUTE`` of a prepared one, its arguments named binds of
+    ``params``), planned anew with those values."""
+    if sent.startswith('EXECUTE'):
+        name, arguments = re.match(r'EXECUTE (\w+)(.*)', sent, re.S).groups()
+        binds = prepared.BIND.findall(arguments)
+        pieces = prepared.text(name).split('?')
+        sent = pieces[0] + ''.join('%%(%s)s' % bind + piece for bind, piece
                                    in zip(binds, pieces[1:]))
-    return conn.exec_driver_sql('EXPLAIN ' + text, params).all()
+    return conn.exec_driver_sql('EXPLAIN ' + sent, params).all()
 
 
 def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
@@ -159,9 +154,9 @@ def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
         sa.event.remove(conn, 'before_cursor_execute', seen)
         # Read twice, the second time from further back (the longest
         # pending window was not known): the same statement.
-        execute, params = [each for each in sent
-                           if each[0].startswith('EXECUTE')][-1]
-        plan = _explained(conn, execute, params)
+        statement, params = [each for each in sent if each[0].startswith(
+            ('EXECUTE', 'SELECT', 'WITH'))][-1]
+        plan = _explained(conn, statement, params)
     # The active window ended before: a device's usage counts it still.
     assert [sorted(w.amount for w in windows['FPGA'])
             for windows in found[:2]] == [[3], [3]]

@@ -11,6 +11,7 @@ import re
 import time
 
 from oslo_db import exception as db_exc
+from psycopg import sql as psycopg_sql
 import pytest
 import sqlalchemy as sa
 
@@ -192,8 +193,9 @@ def test_a_one_statement_undoes_what_it_wrote_when_a_later_step_fails(
 
 def _kept_plan(call, table):
     """The plan PostgreSQL keeps for any parameters of the one statement
-    that ``call()`` runs, made afresh on a connection where ``table`` has no
-    statistics (a new table, or one grown since its last analysis)."""
+    that ``call()`` runs (as psycopg prepares it), made afresh on a
+    connection where ``table`` has no statistics (a new table, or one
+    grown since its last analysis)."""
     sent = []
 
     def record(conn, cursor, statement, sent_parameters, *args):
@@ -205,19 +207,22 @@ def _kept_plan(call, table):
         call()
     finally:
         sa.event.remove(alone, 'before_cursor_execute', record)
-    [(execute, sent_parameters)] = [s for s in sent
-                                    if s[0].startswith('EXECUTE')]
+    [(statement, sent_parameters)] = [s for s in sent
+                                      if s[0].startswith('WITH')]
+    binds = list(dict.fromkeys(prepared.BIND.findall(statement)))
+    numbered = prepared.BIND.sub(
+        lambda match: '$%d' % (binds.index(match.group(1)) + 1), statement)
     with db_api.get_engine().connect() as conn:
         conn.exec_driver_sql("DELETE FROM pg_statistic WHERE starelid = "
                              "'%s'::regclass" % table)
-        # Planned afresh on this connection, which is not pooled again.
-        conn.exec_driver_sql('DEALLOCATE ALL')
         conn.exec_driver_sql('SET plan_cache_mode = force_generic_plan')
-        name = execute.split()[1].split('(')[0]
-        conn.exec_driver_sql('PREPARE %s AS %s'
-                             % (name, prepared.text(name)))
-        plan = '\n'.join(row[0] for row in conn.exec_driver_sql(
-            'EXPLAIN (COSTS OFF) ' + execute, sent_parameters))
+        # Planned afresh on this connection, which is not pooled again.
+        driver = conn.connection.dbapi_connection
+        driver.execute('PREPARE kept AS ' + numbered)
+        values = ', '.join(psycopg_sql.Literal(sent_parameters[bind])
+                           .as_string(driver) for bind in binds)
+        plan = '\n'.join(row[0] for row in driver.execute(
+            'EXPLAIN (COSTS OFF) EXECUTE kept(%s)' % values))
         conn.rollback()
         conn.invalidate()
     return plan

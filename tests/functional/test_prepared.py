@@ -1,5 +1,7 @@
 """Statements prepared once per connection (cyquota.db.prepared), on the
-real servers."""
+real servers: by psycopg on PostgreSQL, by name on MariaDB."""
+
+import gc
 
 from oslo_db import exception as db_exc
 import pytest
@@ -15,6 +17,7 @@ _USAGES = models.QuotaUsage.__table__
 
 both = pytest.mark.parametrize('backend', ['postgresql', 'mysql'],
                                indirect=True)
+mariadb = pytest.mark.parametrize('backend', ['mysql'], indirect=True)
 
 
 @pytest.fixture
@@ -44,12 +47,8 @@ def _used_over(threshold):
 
 
 def _prepared_on_server(conn, statement):
-    """How many statements named as ``statement`` the server holds for
-    ``conn``'s session (MariaDB lists none: it runs it, or refuses)."""
-    if conn.dialect.name == 'postgresql':
-        return conn.exec_driver_sql(
-            'SELECT count(*) FROM pg_prepared_statements WHERE name = '
-            '%(name)s', dict(name=statement.name)).scalar()
+    """How many statements named as ``statement`` MariaDB holds for
+    ``conn``'s session (it lists none: it runs it, or refuses)."""
     nulls = ['NULL'] * prepared.text(statement.name).count('?')
     try:
         conn.exec_driver_sql('EXECUTE %s USING %s'
@@ -59,7 +58,37 @@ def _prepared_on_server(conn, statement):
     return 1
 
 
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_psycopg_prepares_a_statement_a_connection_runs_often(usages):
+    """psycopg prepares the text it is sent once a connection has run it
+    ``prepare_threshold`` times; cyquota sends no PREPARE of its own."""
+    statement = prepared.Prepared.of(_used_over(0),
+                                     db_api.get_engine().dialect)
+    with db_api.get_engine().connect() as conn:
+        sent = _sent(conn)
+        threshold = conn.connection.dbapi_connection.prepare_threshold
+        for _ in range(threshold + 1):
+            assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
+        assert statement.run(conn, dict(threshold=5)).all() == []
+        assert set(sent) == {'SELECT'}
+        assert conn.exec_driver_sql(
+            'SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql'
+            ' AND statement LIKE %(text)s',
+            dict(text='%quota_usages.used > $%')).scalar() == 1
+
+
 @both
+def test_a_statement_answers_as_sqlalchemy_runs_it(usages):
+    statement = prepared.Prepared.of(_used_over(1),
+                                     db_api.get_engine().dialect)
+    with db_api.get_engine().connect() as conn:
+        for threshold in (0, 1, 2, 0, 1, 2, 0):
+            assert (statement.run(conn, dict(threshold=threshold)).all()
+                    == conn.execute(_used_over(1), dict(
+                        threshold=threshold)).all())
+
+
+@mariadb
 def test_prepared_once_per_connection_then_executed(usages):
     statement = prepared.Prepared.of(_used_over(0),
                                      db_api.get_engine().dialect)
@@ -74,7 +103,7 @@ def test_prepared_once_per_connection_then_executed(usages):
         assert sent[-1:] == ['EXECUTE']
 
 
-@both
+@mariadb
 def test_a_new_connection_prepares_again(usages):
     statement = prepared.Prepared.of(_used_over(0),
                                      db_api.get_engine().dialect)
@@ -88,7 +117,7 @@ def test_a_new_connection_prepares_again(usages):
         assert sent[-2:] == ['PREPARE', 'EXECUTE']
 
 
-@both
+@mariadb
 def test_each_statement_its_own_name(usages):
     dialect = db_api.get_engine().dialect
     same = prepared.Prepared.of(_used_over(0), dialect)
@@ -110,7 +139,7 @@ def _distinct(count):
             range(count)]
 
 
-@both
+@mariadb
 def test_a_connection_keeps_the_statements_it_ran_lately(usages,
                                                          monkeypatch):
     """Past ``PER_CONNECTION``, the statement run least lately is
@@ -133,7 +162,20 @@ def test_a_connection_keeps_the_statements_it_ran_lately(usages,
         assert _prepared_on_server(conn, first) == 0
 
 
-@pytest.mark.parametrize('backend', ['mysql'], indirect=True)
+@mariadb
+def test_a_statement_no_longer_used_is_forgotten(usages):
+    """The name of a statement MariaDB runs by name leads to its text
+    while the statement lives, not after."""
+    statement = prepared.Prepared.of(_used_over(7),
+                                     db_api.get_engine().dialect)
+    name = statement.name
+    assert '?' in prepared.text(name)
+    del statement
+    gc.collect()
+    assert name not in prepared._BY_NAME
+
+
+@mariadb
 def test_mariadb_refusing_one_more_runs_it_unprepared(usages):
     """Where MariaDB holds ``max_prepared_stmt_count`` statements already
     (every session's), the next runs unprepared, right, and the

@@ -30,14 +30,14 @@ BAD_MODEL = ("[quota] enforcement_model: Valid values are [flat, "
 NOT_MIGRATED = 'database not migrated: run cyquota-manage db sync'
 #: A password that must never show (tests.secrets.KNOWN).
 PASSWORD = 'S3cr3t-Startup'
-PG = 'postgresql+psycopg2://postgres:%s@127.0.0.1:%s/x'
+PG = 'postgresql+psycopg://postgres:%s@127.0.0.1:%s/x'
 BAD_PORT = ("[database] connection: the port of '%s' is not a number from "
             "1 to 65535")
 MARIADB = 'mysql+pymysql://root:%s@127.0.0.1:3306/x?charset=nonexist'
 CHARSET = ("unknown charset 'nonexist' in the database URL: PyMySQL knows "
            "none by that name (cyquota's tables are utf8mb4)")
-REFUSED = ('(psycopg2.OperationalError) connection to server at '
-           '"127.0.0.1", port 1 failed: Connection refused')
+REFUSED = ('(psycopg.OperationalError) connection failed: connection to '
+           'server at "127.0.0.1", port 1 failed: Connection refused')
 
 
 @dataclasses.dataclass
@@ -109,6 +109,12 @@ def _cases(tmp, migrated, empty_server_db, busy_port):
             message="[DEFAULT] transport_url: the transport 'nosuch' has no "
                     "entry point in the oslo.messaging.drivers group "
                     "(installed: fake, kafka, kombu, rabbit)"),
+        'driver': Case(
+            'cyquota-manage', '[database]\nconnection = '
+            'postgresql+pg8000://db/cyquota\n', ('quota', 'check'),
+            "[database] connection: the driver of postgresql+pg8000 is not "
+            "installed (No module named 'pg8000'); cyquota installs "
+            "postgresql+psycopg:// and mysql+pymysql://"),
         'connection': Case(
             'cyquota-manage', '[database]\nconnection = not-a-url\n',
             ('quota', 'check'),

@@ -36,7 +36,7 @@ def _mariadb():
 
 
 _DIALECTS = {'sqlite': sqlite.pysqlite.dialect,
-             'postgresql': postgresql.psycopg2.dialect,
+             'postgresql': postgresql.psycopg.dialect,
              'mariadb': _mariadb}
 _SERVERS = pytest.mark.parametrize('server', ['postgresql', 'mariadb'])
 _COUNTS = pytest.mark.parametrize('count', [1, 2, 4])

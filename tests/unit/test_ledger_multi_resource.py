@@ -20,7 +20,6 @@ from sqlalchemy.dialects import postgresql
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
-from cyquota.db import prepared
 from cyquota import exception
 from cyquota.quota.ledger import one_statement
 from cyquota.quota import QUOTAS
@@ -190,14 +189,14 @@ def test_a_reserve_of_several_over_quota_in_its_last_resource(db, ctx):
 # -- the statements' texts, for each server ----------------------------------
 
 def _text(statement):
-    return prepared.text(statement.name)
+    return statement.prepared.text
 
 
 @pytest.mark.parametrize('size', [2, 4])
 def test_postgresql_locks_the_usage_rows_of_several_in_resource_order(size):
     # One UPDATE of several rows locks them in the order of its plan; the
     # rows are locked first, in resource order, by a locking SELECT.
-    dialect = postgresql.psycopg2.dialect()
+    dialect = postgresql.psycopg.dialect()
     locking = 'ORDER BY quota_usages.resource FOR UPDATE OF quota_usages'
     reserve = _text(one_statement.reserve(
         dialect, QUOTAS.driver._reserve._limit, size, True))

@@ -46,7 +46,7 @@ def _shape(statement):
     """``VERB table`` of a statement, ``+ FOR UPDATE`` when it locks; of
     a statement of data-modifying CTEs (``WITH``) or a compound statement
     (``BEGIN``), that word and the kinds of change its parts make, each
-    once, in order; of a prepared statement's EXECUTE, the shape of what
+    once, in order; of MariaDB's EXECUTE of a prepared one, the shape of what
     the server runs."""
     words = statement.split()
     if words[0] == 'EXECUTE':
@@ -258,10 +258,10 @@ def test_the_end_of_one_reservation_groups_nothing(target):
     # statement up again while it holds the row (PostgreSQL's
     # EvalPlanQual): the end of one reservation, the common case, has no
     # aggregate to set up. A batch groups its rows by resource.
-    dialect = postgresql.psycopg2.dialect()
+    dialect = postgresql.psycopg.dialect()
 
     def text(count):
-        return prepared.text(one_statement.end(target, count, dialect).name)
+        return one_statement.end(target, count, dialect).prepared.text
     assert 'GROUP BY' not in text(1)
     assert 'GROUP BY' in text(2)
 

@@ -2,8 +2,9 @@
 of one resource or several, each one statement that is its own
 transaction, told here once.
 
-Each is prepared once per connection (``cyquota.db.prepared``) and per
-number of resources (or reservations), and runs on an autocommit
+Each is prepared once per connection (``cyquota.db.prepared``: by
+psycopg on PostgreSQL, by name on MariaDB) and per number of resources
+(or reservations), and runs on an autocommit
 connection (``db_api.autocommit_connection``), outside any transaction
 of the caller's: one round trip, no COMMIT after it.
 
@@ -77,11 +78,6 @@ class OneStatement:
     def __init__(self, statement, binds):
         self.prepared = statement
         self.binds = binds
-
-    @property
-    def name(self):
-        """The name it is prepared as (``prepared.text``)."""
-        return self.prepared.name
 
 
 def reserve(dialect, limit, count, request_id):
