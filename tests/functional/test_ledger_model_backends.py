@@ -12,4 +12,4 @@ from tests import ledger_paths
 @pytest.mark.parametrize('path', ledger_paths.PATHS)
 def test_ledger_against_model(backend, monkeypatch, path):
     ledger_paths.force(monkeypatch, path)
-    ledger_machine.run(monkeypatch, examples=10, steps=40)
+    ledger_machine.run(monkeypatch, examples=8, steps=60)
