@@ -8,6 +8,8 @@ import pytest
 from tests import ledger_machine
 from tests import ledger_paths
 
+pytestmark = pytest.mark.functional
+
 
 @pytest.mark.parametrize('path', ledger_paths.PATHS)
 def test_ledger_against_model(backend, monkeypatch, path):
