@@ -1,0 +1,192 @@
+"""A plain in-memory model of the ledger's books, and the same books read
+from the database, for the model-based tests (``tests.ledger_machine``).
+
+The books: per (project, resource) ``used``, ``reserved`` and ``leased``,
+what each consumer holds, the drift events, the reservation rows, and the
+devices claimed (which provider serves each consumer, and how much).
+"""
+
+import collections
+import dataclasses
+import datetime
+
+import sqlalchemy as sa
+
+from cyquota.db import api as db_api
+from cyquota.db import models
+from cyquota.db import placement_models
+
+
+@dataclasses.dataclass
+class Row:
+    """A reservation row as the model sees it."""
+
+    uuid: str
+    project: str
+    resource: str
+    delta: int
+    expire: datetime.datetime
+    request_id: str
+    consumer: str
+    status: str = models.RESERVED
+    finished: datetime.datetime = None
+    #: Whether its reserve claimed the consumer's devices.
+    devices: bool = False
+
+
+@dataclasses.dataclass
+class Books:
+    """Every count the ledger keeps: usages, consumers and drift events."""
+
+    used: collections.Counter = dataclasses.field(
+        default_factory=collections.Counter)
+    reserved: collections.Counter = dataclasses.field(
+        default_factory=collections.Counter)
+    leased: collections.Counter = dataclasses.field(
+        default_factory=collections.Counter)
+    consumers: collections.Counter = dataclasses.field(
+        default_factory=collections.Counter)
+    drift: collections.Counter = dataclasses.field(
+        default_factory=collections.Counter)
+
+    def _counts(self):
+        return (self.used, self.reserved, self.leased, self.consumers,
+                self.drift)
+
+    def __eq__(self, other):
+        # Counter's unary + drops zero entries: a zero row equals no row.
+        return all(+a == +b for a, b in zip(self._counts(),
+                                             other._counts()))
+
+    def take(self, field, key, amount):
+        """Take ``amount`` off a count, stopping at zero; returns what was
+        taken."""
+        counter = getattr(self, field)
+        applied = min(amount, counter[key])
+        counter[key] -= applied
+        return applied
+
+    def record(self, key, consumer, kind, requested, applied):
+        self.drift[key + (consumer, kind, requested, applied)] += 1
+
+    def consumer_add(self, project, resource, consumer, delta):
+        key = (project, resource, consumer or '')
+        if self.consumers[key] + delta >= 0:
+            self.consumers[key] += delta
+        else:
+            held, self.consumers[key] = self.consumers[key], 0
+            self.record((project, resource), consumer,
+                        'consumer_release_below_zero', -delta, held)
+
+    def holds(self, project, consumer):
+        """Whether ``consumer`` uses anything of ``project``'s."""
+        return any(self.consumers[key] for key in self.consumers
+                   if key[0] == project and key[2] == consumer)
+
+    def settle(self, row, target):
+        """Commit, roll back or expire one reserved row."""
+        key = (row.project, row.resource)
+        if row.delta > 0:
+            given = self.take('reserved', key, row.delta)
+            if given < row.delta:
+                self.record(key, row.consumer, 'reserved_below_zero',
+                            row.delta, given)
+        if target != models.COMMITTED:
+            return
+        if row.delta > 0:
+            self.used[key] += row.delta
+        else:
+            applied = self.take('used', key, -row.delta)
+            if applied < -row.delta:
+                self.record(key, row.consumer, 'used_below_zero', row.delta,
+                            -applied)
+        self.consumer_add(row.project, row.resource, row.consumer, row.delta)
+
+    def release(self, project, resource, amount, consumer):
+        """Take ``amount`` off ``used`` at once; returns what was taken."""
+        key = (project, resource)
+        applied = self.take('used', key, amount)
+        if applied < amount:
+            self.record(key, consumer, 'release_below_zero', amount, applied)
+        self.consumer_add(project, resource, consumer, -amount)
+        return applied
+
+    def lease_start(self, project, resource, amount, lease_id):
+        """An active lease holds ``amount``: in ``used`` and ``leased``,
+        the lease its consumer."""
+        self.used[(project, resource)] += amount
+        self.leased[(project, resource)] += amount
+        self.consumer_add(project, resource, lease_id, amount)
+
+    def lease_end(self, project, resource, amount, lease_id):
+        """An active lease gives ``amount`` back, never below zero."""
+        key = (project, resource)
+        self.take('leased', key, amount)
+        applied = self.take('used', key, amount)
+        if applied < amount:
+            self.record(key, lease_id, 'used_below_zero', amount, applied)
+        self.consumer_add(project, resource, lease_id, -amount)
+
+
+@dataclasses.dataclass
+class Devices:
+    """The devices as the model sees them: the room of each provider
+    (``{provider id: total}``, of one class) and what each consumer that
+    claimed holds (``{consumer: (provider id, amount)}``)."""
+
+    room: dict
+    held: dict = dataclasses.field(default_factory=dict)
+
+    def first_with_room(self, amount):
+        """The provider a claim of ``amount`` takes: the first, in id
+        order, with room for all of it (a claim is never split); None if
+        none has."""
+        used = collections.Counter()
+        for provider, taken in self.held.values():
+            used[provider] += taken
+        return next((provider for provider, total in sorted(self.room.items())
+                     if total - used[provider] >= amount), None)
+
+    def allocations(self, resource_class):
+        """The allocation rows they should be: ``(consumer, provider id,
+        class, amount)`` sorted."""
+        return sorted((consumer, provider, resource_class, amount)
+                      for consumer, (provider, amount) in self.held.items())
+
+
+def database_books():
+    """The books as the database holds them: ``(Books, {reservation uuid:
+    (status, expire)})``."""
+    books = Books()
+    tables = models.Base.metadata.tables
+    with db_api.get_engine().connect() as conn:
+        for row in conn.execute(sa.select(tables['quota_usages'])):
+            key = (row.project_id, row.resource)
+            books.used[key] = row.used
+            books.reserved[key] = row.reserved
+            books.leased[key] = row.leased
+        for row in conn.execute(sa.select(tables['consumer_usages'])):
+            books.consumers[(row.project_id, row.resource,
+                             row.consumer_id)] = row.used
+        for row in conn.execute(sa.select(tables['drift_events'])):
+            books.drift[(row.project_id, row.resource, row.consumer_id,
+                         row.kind, row.requested, row.applied)] += 1
+        table = tables['reservations']
+        reservations = {row.uuid: (row.status, row.expire) for row in
+                        conn.execute(sa.select(table.c.uuid, table.c.status,
+                                               table.c.expire))}
+    return books, reservations
+
+
+def database_devices():
+    """The device claims as the database holds them: ``(allocation rows
+    as ``Devices.allocations`` gives them, the consumers' ids sorted)``."""
+    allocations = placement_models.DeviceAllocation.__table__
+    consumers = placement_models.DeviceConsumer.__table__
+    with db_api.get_engine().connect() as conn:
+        rows = sorted(tuple(row) for row in conn.execute(sa.select(
+            allocations.c.consumer_id, allocations.c.resource_provider_id,
+            allocations.c.resource_class, allocations.c.used)))
+        holders = sorted(conn.execute(
+            sa.select(consumers.c.consumer_id)).scalars())
+    return rows, holders
