@@ -77,6 +77,7 @@ def test_only_mariadb_is_told_its_plans():
 
 
 def test_the_plain_steps_keep_the_books(db, ctx, monkeypatch):
+    # Run again on each server by tests/functional/test_ledger_backends.py.
     monkeypatch.setattr(backends, 'of', backends.step_by_step)
     QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1,
                                                         'GPU': 1}))
@@ -90,7 +91,7 @@ def test_the_plain_steps_keep_the_books(db, ctx, monkeypatch):
     # Locked and read, then updated; each consumer's row added to, else
     # inserted.
     assert commit == [
-        'SELECT reservations', 'UPDATE reservations',
+        pinned._locking_select('reservations'), 'UPDATE reservations',
         *['UPDATE quota_usages'] * 2,
         *['UPDATE consumer_usages', 'INSERT consumer_usages'] * 2]
     assert counts(ctx) == (3, 0) and counts(ctx, resource='GPU') == (2, 0)
