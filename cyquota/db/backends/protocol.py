@@ -29,8 +29,9 @@ class Spelling(typing.Protocol):
 
 class Backend(typing.Protocol):
     """A database as the ledger and the device code use it. Each member
-    has a plain meaning (``portable.Portable``); a server's backend gives
-    the same answer, the same rows written, faster."""
+    has a plain meaning (``portable.Portable``); a server's backend
+    answers otherwise only where it does the same work faster: the rows
+    read and written are the same."""
 
     #: The backend's name, for logs and tests.
     name: str
