@@ -66,13 +66,13 @@ def for_request(request):
 pool_prefixes = pools.forbidden_prefixes
 
 
-def chosen(dialect_name):
+def chosen(backend):
     """The SELECT of the first provider with room: ``provider_id``,
     ``generation`` and ``decisive`` (see the module's docstring), one row
-    or none."""
+    or none, as ``backend`` (``cyquota.db.backends``) writes it."""
     inv = _inventories.c
     serves = sa.and_(claim_sql.room(RESOURCE_CLASS, AMOUNT),
-                     pools.outside_every_pool(dialect_name, _rp.c.id,
+                     pools.outside_every_pool(backend, _rp.c.id,
                                               _rp.c.root_provider_id))
     first_root = claim_sql.roots_served(serves).limit(1).scalar_subquery()
     shared = _inventories.alias('shared')
@@ -83,15 +83,10 @@ def chosen(dialect_name):
         .where(_traits.c.trait == traits.SHARING,
                shared.c.resource_class == RESOURCE_CLASS))
     room = (inv.total - inv.reserved) * inv.allocation_ratio
-    if dialect_name == 'sqlite':
-        # No mod() nor floor() in SQLite (but for a build with its math
-        # functions); a cast truncates as floor does what is not negative.
-        multiple, whole = AMOUNT % inv.step_size, sa.cast(room, sa.Integer)
-    else:
-        multiple, whole = (sa.func.mod(AMOUNT, inv.step_size),
-                           sa.func.floor(room))
+    spelling = backend.spelling
     exact = sa.and_(
-        multiple == 0, capacity.USED + AMOUNT <= whole,
+        spelling.remainder(AMOUNT, inv.step_size) == 0,
+        capacity.USED + AMOUNT <= spelling.whole(room),
         ~calendar.pending_on(inv.resource_provider_id, inv.resource_class),
         ~sharing)
     return (

@@ -10,6 +10,7 @@ import typing
 
 import sqlalchemy as sa
 
+from cyquota.db import backends
 from cyquota.db import placement_models
 from cyquota.db import prepared
 from cyquota.placement import capacity
@@ -40,9 +41,9 @@ class Page(typing.NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _page_statement(resource_classes, dialect_name, pool_prefixes, size):
+def _page_statement(resource_classes, backend, pool_prefixes, size):
     """The statement of ``pages`` for a tuple of classes, built once per
-    dialect, ``pools.forbidden_prefixes()`` and page size: binds
+    backend, ``pools.forbidden_prefixes()`` and page size: binds
     ``after``. It runs prepared (PostgreSQL keeps one plan for any
     ``after``), so what the plan depends on is written out: the classes
     and the size (for a LIMIT it does not know, PostgreSQL plans for a
@@ -61,43 +62,38 @@ def _page_statement(resource_classes, dialect_name, pool_prefixes, size):
     else:
         # The page's ids first, from the same index, then each one's rows
         # of the classes.
-        ids = _in_provider_order(
+        ids = _in_provider_order(backend, (
             sa.select(inv.resource_provider_id.label('id')).where(first)
-            .distinct().order_by(inv.resource_provider_id).limit(limit)
+            .distinct().order_by(inv.resource_provider_id).limit(limit))
         ).subquery('ids')
         rows = _inventories.join(
             ids, ids.c.id == inv.resource_provider_id).join(
                 _rp, _rp.c.id == ids.c.id)
         where, rows_limit = inv.resource_class.in_(classes), None
     root = _rp.alias('root')
-    outside = pools.outside_every_pool(dialect_name, _rp.c.id,
+    outside = pools.outside_every_pool(backend, _rp.c.id,
                                        _rp.c.root_provider_id)
-    statement = _in_provider_order(
+    statement = _in_provider_order(backend, (
         sa.select(_rp.c.id, _rp.c.generation, _rp.c.uuid, _rp.c.name,
                   root.c.uuid.label('root_uuid'),
                   sa.case((outside, 1), else_=0).label('outside'),
                   *capacity.COLUMNS)
         .select_from(rows.join(root, root.c.id == _rp.c.root_provider_id))
-        .where(where).order_by(inv.resource_provider_id).limit(rows_limit))
+        .where(where).order_by(inv.resource_provider_id).limit(rows_limit)))
     if rows_limit is not None:
         # One class: the inventories' range first, as written. MariaDB
         # would walk the providers in id order instead, the compute nodes
         # and every provider without the class too, for the few of the
         # page.
-        for dialect in ('mysql', 'mariadb'):
-            statement = statement.prefix_with('STRAIGHT_JOIN',
-                                              dialect=dialect)
+        statement = backend.as_written(statement)
     return statement
 
 
-def _in_provider_order(select):
+def _in_provider_order(backend, select):
     """``select`` reading ``provider_inventories`` through their unique
     index (provider, class): for a page of a few, MariaDB would read every
     row of the classes and sort them."""
-    for dialect in ('mysql', 'mariadb'):
-        select = select.with_hint(
-            _inventories, 'FORCE INDEX (%s)' % _PROVIDER_ORDER, dialect)
-    return select
+    return backend.through_index(select, _inventories, _PROVIDER_ORDER)
 
 
 def pages(session, resource_classes, units):
@@ -110,7 +106,7 @@ def pages(session, resource_classes, units):
     after, size = 0, max(PAGE, -(-units // UNITS_PER_PROVIDER))
     while True:
         statement = _page_statement(tuple(sorted(resource_classes)),
-                                    session.dialect.name,
+                                    backends.of(session),
                                     pools.forbidden_prefixes(), size)
         page = Page({}, {}, {}, set())
         for row in prepared.execute(session, statement, {'after': after}):

@@ -113,21 +113,19 @@ def forbidden_prefixes():
     return _prefixes(CONF.placement.default_forbidden_member_prefix)
 
 
-def _pool_key(dialect_name, prefix):
+def _pool_key(backend, prefix):
     """SQL: an aggregate metadata key starting with ``prefix``, compared
-    exactly as the rule compares it (MariaDB compares strings without
-    case unless told)."""
+    exactly as the rule compares it (``Spelling.exact``: MariaDB compares
+    strings without case unless told)."""
     start = sa.func.substr(_metadata.c.key, 1, len(prefix))
-    if dialect_name == 'mysql':
-        start = sa.func.binary(start)
-    return start == prefix
+    return backend.spelling.exact(start) == prefix
 
 
-def outside_every_pool(dialect_name, provider_id, root_id):
+def outside_every_pool(backend, provider_id, root_id):
     """SQL: the rule of a request carrying no member key, for the
     provider ``provider_id`` of root ``root_id`` (columns of the caller's
-    statement): neither is in an aggregate with a key of a
-    default-forbidden prefix (every pool)."""
+    statement) on ``backend`` (``cyquota.db.backends``): neither is in an
+    aggregate with a key of a default-forbidden prefix (every pool)."""
     prefixes = forbidden_prefixes()
     if not prefixes:
         return sa.true()
@@ -135,7 +133,7 @@ def outside_every_pool(dialect_name, provider_id, root_id):
     return sa.and_(*(~sa.exists().where(
         _provider_aggs.c.resource_provider_id == member,
         _metadata.c.aggregate_id == _provider_aggs.c.aggregate_id,
-        sa.or_(*(_pool_key(dialect_name, prefix) for prefix in prefixes))
+        sa.or_(*(_pool_key(backend, prefix) for prefix in prefixes))
     ).correlate_except(_provider_aggs, _metadata)
         for member in (provider_id, root_id)))
 

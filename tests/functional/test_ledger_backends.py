@@ -23,6 +23,9 @@ from cyquota import exception
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit import test_engine
+from tests.unit.test_db_backends import (  # noqa: F401 (and here)
+    test_the_plain_steps_keep_the_books,
+)
 from tests.unit.test_ledger_statements import (  # noqa: F401 (and here)
     test_a_detach_takes_the_same_path,  # noqa: H301
     test_a_refused_update_falls_back_to_the_locked_path,

@@ -41,7 +41,10 @@ Locking discipline, the whole of the ledger's concurrency story:
   one round trip in which the lock order above holds too: how, server by
   server, is told once, in ``one_statement``. Whatever it leaves, the
   steps decide, as on SQLite, where each step is one statement for every
-  resource.
+  resource. The steps are written in their plain form and ask the
+  database's backend (``cyquota.db.backends``) for each faster one (a
+  batch, UPDATE ... RETURNING, an upsert, a planner hint); they never
+  name a server.
 * Every read that follows a lock sees all that was committed under it:
   PostgreSQL runs READ COMMITTED, and cyquota sets MySQL/MariaDB sessions
   to READ COMMITTED too (``db_api``).

@@ -5,10 +5,8 @@ project's usage row locks so their reads, inserts and updates cannot race."""
 import functools
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects import sqlite
 
+from cyquota.db import backends
 from cyquota.db import models
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import statements as sql
@@ -52,29 +50,31 @@ def add(conn, project_id, resource, consumer_id, delta):
 def add_ended(conn, project_id, rows, together=False):
     """Add what the committed reservation ``rows`` took to what their
     consumers hold, by (resource, consumer), in that order: where every
-    delta is positive, one upsert for all (``upsert``); the others row
-    by row, in creation order, as ``add``. ``together``: where every
-    delta of several is negative, one conditional UPDATE for all, where
-    the driver counts the rows of a batch; returns False if one would go
-    below zero (the transaction must then roll back), else True."""
+    delta is positive, one upsert for all (``upsert``, where the backend
+    has one); the others row by row, in creation order, as ``add``.
+    ``together``: where every delta of several is negative, one
+    conditional UPDATE for all, where the driver counts the rows of a
+    batch; returns False if one would go below zero (the transaction
+    must then roll back), else True."""
+    backend = backends.of(conn)
     deltas: dict[tuple[str, str], list] = {}
     for row in rows:
         deltas.setdefault((row.resource, row.consumer_id or ''), []).append(
             row.delta)
     now = models.utcnow()
+    adding = upsert(backend)
     held = [dict(project_id=project_id, resource=resource,
                  consumer_id=consumer, used=sum(group), created_at=now)
             for (resource, consumer), group in sorted(deltas.items())
             if min(group) > 0]
-    if held:
-        conn.execute(upsert(conn.dialect.name),
-                     held if len(held) > 1 else held[0])
+    if held and adding is not None:
+        conn.execute(adding, held if len(held) > 1 else held[0])
     taken = [sql.ConsumerChange(project_id, resource, consumer,
                                 sum(group), now)
              for (resource, consumer), group in sorted(deltas.items())
              if max(group) < 0]
     if (together and len(taken) > 1
-            and conn.dialect.supports_sane_multi_rowcount):
+            and backend.counts_batch_rows(conn.dialect)):
         # Each UPDATE changes at most its one consumer row.
         if conn.execute(sql.ADD_TO_CONSUMER, [
                 _ADDING(change) for change in taken]
@@ -82,6 +82,9 @@ def add_ended(conn, project_id, rows, together=False):
             return False
         taken = []
     steps = {(change.resource, change.consumer_id) for change in taken}
+    if adding is None:
+        steps.update((held_row['resource'], held_row['consumer_id'])
+                     for held_row in held)
     for row in rows:
         key = (row.resource, row.consumer_id or '')
         if key in steps or min(deltas[key]) < 0 < max(deltas[key]):
@@ -90,20 +93,13 @@ def add_ended(conn, project_id, rows, together=False):
 
 
 @functools.lru_cache(maxsize=None)
-def upsert(dialect_name):
+def upsert(backend):
     """The INSERT of a consumer's row that adds to the row where there is
-    one already, for the server ``dialect_name``."""
-    if dialect_name == 'mysql':
-        statement = mysql.insert(_consumers)
-        return statement.on_duplicate_key_update(
-            used=_consumers.c.used + statement.inserted.used,
-            updated_at=statement.inserted.created_at)
-    dialect = {'postgresql': postgresql, 'sqlite': sqlite}[dialect_name]
-    statement = dialect.insert(_consumers)
-    return statement.on_conflict_do_update(
-        index_elements=['project_id', 'resource', 'consumer_id'],
-        set_=dict(used=_consumers.c.used + statement.excluded.used,
-                  updated_at=statement.excluded.created_at))
+    one already, on ``backend`` (``backends.Backend.insert_adding``);
+    None where it has none."""
+    return backend.insert_adding(
+        _consumers, ('project_id', 'resource', 'consumer_id'), 'used',
+        {'updated_at': 'created_at'})
 
 
 def holds(conn, project_id, consumer_id):

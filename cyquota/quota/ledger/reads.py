@@ -12,6 +12,7 @@ import functools
 import sqlalchemy as sa
 
 from cyquota.db import api as db_api
+from cyquota.db import backends
 from cyquota.db import markers
 from cyquota.db import models
 from cyquota.quota.ledger import statements as sql
@@ -152,18 +153,17 @@ class Reads:
                  .order_by(_reservations.c.id.desc()).limit(limit))
         if status is not None:
             query = query.where(_reservations.c.status == status)
-        if project_id is not None:
-            query = query.where(_reservations.c.project_id == project_id)
-            # MariaDB's planner reads a project's index from its newest row
-            # down to the marker rather than from the marker on; named, it
-            # ranges (InnoDB keys end with the primary key, so the
-            # (project, status) index is ordered by id too).
-            index = ('reservations_project_status_idx' if status is not None
-                     else 'reservations_project_id_idx')
-            for dialect in ('mysql', 'mariadb'):
-                query = query.with_hint(_reservations,
-                                        'FORCE INDEX (%s)' % index, dialect)
         with db_api.reader(context) as session:
+            if project_id is not None:
+                # MariaDB's planner reads a project's index from its newest
+                # row down to the marker rather than from the marker on;
+                # named, it ranges (InnoDB keys end with the primary key,
+                # so the (project, status) index is ordered by id too).
+                query = backends.of(session).through_index(
+                    query.where(_reservations.c.project_id == project_id),
+                    _reservations,
+                    'reservations_project_status_idx' if status is not None
+                    else 'reservations_project_id_idx')
             if marker is not None:
                 found = markers.find(session, marker, functools.partial(
                     _marker_row, project_id=project_id))

@@ -25,6 +25,7 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from cyquota.db import api as db_api
+from cyquota.db import backends
 from cyquota.db import models
 from cyquota import exception
 from cyquota.quota.ledger import binds
@@ -66,7 +67,7 @@ class Reserve:
         #: (``one_statement.claiming_reserve``), by the pool rule too.
         self._one_statements = {}
         #: The steps of a claim run one by one, and their binds, by
-        #: dialect and pool rule.
+        #: backend and pool rule.
         self._claim_steps = {}
 
     @db_api.retry_on_conflict
@@ -152,10 +153,11 @@ class Reserve:
     def _statement_by_statement(self, conn, shared, rows, claim):
         """The conditional UPDATEs, then (with a ``claim``) its steps,
         then the INSERTs, each one statement for every resource where the
-        driver counts the rows of a batch (``supports_sane_multi_rowcount``:
+        driver counts the rows of a batch (``Backend.counts_batch_rows``:
         SQLite, MariaDB)."""
         params = [self._binds(shared, row) for row in rows]
-        if len(params) > 1 and conn.dialect.supports_sane_multi_rowcount:
+        if (len(params) > 1
+                and backends.of(conn).counts_batch_rows(conn.dialect)):
             # Each UPDATE changes at most its one row.
             fit = conn.execute(self._statement,
                                params).rowcount == len(params)
@@ -176,11 +178,12 @@ class Reserve:
         IMMEDIATE); raises _Undecided where the one statement would
         refuse."""
         steps = self.devices.steps
-        key = (conn.dialect.name, steps.pool_prefixes())
+        backend = backends.of(conn)
+        key = (backend, steps.pool_prefixes())
         if key not in self._claim_steps:
             provider = sa.bindparam('_provider_id', type_=sa.Integer)
             statements = (
-                steps.chosen(conn.dialect.name),
+                steps.chosen(backend),
                 steps.bump(provider, sa.bindparam('_generation',
                                                   type_=sa.Integer)),
                 steps.consumer(), steps.allocation(provider))

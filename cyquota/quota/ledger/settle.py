@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
+from cyquota.db import backends
 from cyquota.db import models
 from cyquota import exception
 from cyquota.quota.ledger import binds
@@ -179,7 +180,7 @@ class Settle:
         now = models.utcnow()
         ends = sql.End(project_id, list(uuids), target, now,
                        now if target == models.COMMITTED else _NONE_DUE)
-        if conn.dialect.update_returning:
+        if backends.of(conn).returns_from_update(conn.dialect):
             pending = conn.execute(sql.END_RESERVATIONS_RETURNING,
                                    _ENDING(ends)).all()
             pending.sort(key=lambda row: row.id)
@@ -240,8 +241,8 @@ class Settle:
                     project_id, resource, held, taken if commit else 0,
                     held + taken if commit else 0, now))
             params = [_MOVING(move) for move in moves]
-            if (together and len(moves) > 1
-                    and conn.dialect.supports_sane_multi_rowcount):
+            if (together and len(moves) > 1 and backends.of(
+                    conn).counts_batch_rows(conn.dialect)):
                 # Each UPDATE changes at most its one usage row.
                 if conn.execute(sql.END_RESERVED, params
                                 ).rowcount != len(moves):
@@ -276,7 +277,9 @@ class Settle:
         if not ids:
             return 0
         with db_api.writer_connection(context) as conn:
-            rows = conn.execute(sql.LOCK_RESERVED_BY_ID, _LOCKING_BY_ID(
+            locking = backends.of(conn).through_index(
+                sql.LOCK_RESERVED_BY_ID, sql.RESERVATIONS, 'PRIMARY')
+            rows = conn.execute(locking, _LOCKING_BY_ID(
                 sql.Change(ids, models.EXPIRED, now))).all()
             if rows:
                 conn.execute(sql.SET_STATUS, _CHANGING(sql.Change(

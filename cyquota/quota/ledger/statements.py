@@ -251,14 +251,13 @@ class Due(typing.NamedTuple):
 # deadlock with a commit, which locks the row (by uuid) and then changes
 # that entry.
 # On a small table MariaDB's optimizer would rather read the (status,
-# expire) index, which covers the query: hence the hint.
+# expire) index, which covers the query: it runs through the primary key
+# (``Backend.through_index``, where it runs).
 LOCK_RESERVED_BY_ID = (
     sa.select(*RESERVATION_COLUMNS)
     .where(RESERVATIONS.c.id.in_(sa.bindparam('_ids', expanding=True)),
            RESERVATIONS.c.status == models.RESERVED)
     .order_by(RESERVATIONS.c.id)
-    .with_hint(RESERVATIONS, 'FORCE INDEX (PRIMARY)', 'mysql')
-    .with_hint(RESERVATIONS, 'FORCE INDEX (PRIMARY)', 'mariadb')
     .with_for_update())
 SET_STATUS = (
     RESERVATIONS.update()

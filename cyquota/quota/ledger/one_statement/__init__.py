@@ -57,17 +57,60 @@ ends a reservation past its expiry, nor (a rollback) one holding
 devices. Whatever a statement leaves, the caller leaves to the locked
 steps (``run_alone`` says which), as on SQLite.
 
-Here: which statement serves which server, and how one runs; the dicts
-of their binds are built by ``cyquota.quota.ledger.binds``.
+Here: which statement serves which backend (``FORMS``, by the backend
+``cyquota.db.backends.of`` gives), and how one runs; the dicts of their
+binds are built by ``cyquota.quota.ledger.binds``.
 """
 
+import typing
+
 from cyquota.db import api as db_api
+from cyquota.db import backends
+from cyquota.db.backends import mariadb as mariadb_backend
+from cyquota.db.backends import postgresql as postgresql_backend
 from cyquota.db import prepared
 from cyquota.db import refusal
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger.one_statement import mariadb
 from cyquota.quota.ledger.one_statement import postgresql
 from cyquota.quota.ledger import statements as sql
+
+
+class Forms(typing.NamedTuple):
+    """A server's one statements, each built for a dialect and returned
+    prepared with the names of its binds: ``reserve(dialect, limit,
+    count, request_id)``, ``claiming_reserve(dialect, limit, request_id,
+    steps)`` and ``end(dialect, target, count)``."""
+
+    reserve: typing.Callable
+    claiming_reserve: typing.Callable
+    end: typing.Callable
+
+
+def _prepared_ctes(ctes):
+    """A form of ``Forms`` from PostgreSQL's ``ctes(*args)``: prepared,
+    with the names of its binds."""
+    def form(dialect, *args):
+        built = ctes(*args)
+        return (prepared.Prepared.of(built, dialect),
+                binds.names_of(built, dialect=dialect))
+    return form
+
+
+#: The one statements of each backend that has them.
+FORMS: dict[backends.Backend, Forms] = {
+    postgresql_backend.POSTGRESQL: Forms(
+        _prepared_ctes(postgresql.reserve_ctes),
+        _prepared_ctes(postgresql.claiming_reserve_ctes),
+        _prepared_ctes(postgresql.end_ctes)),
+    mariadb_backend.MARIADB: Forms(
+        lambda dialect, limit, count, request_id: mariadb.reserve_block(
+            limit, count, request_id, dialect),
+        lambda dialect, limit, request_id, steps:
+        mariadb.claiming_reserve_block(limit, request_id, dialect, steps),
+        lambda dialect, target, count: mariadb.end_block(
+            target, count, dialect)),
+}
 
 
 class OneStatement:
@@ -85,10 +128,10 @@ def reserve(dialect, limit, count, request_id):
     (``postgresql.reserve_ctes`` or ``mariadb.reserve_block``, prepared),
     for ``run_alone``; its binds of ``statements.Reserve`` and of a
     ``statements.Resource`` a resource."""
-    return _reserving(
-        dialect, lambda: mariadb.reserve_block(limit, count, request_id,
-                                               dialect),
-        lambda: postgresql.reserve_ctes(limit, count, request_id))
+    statement, names = _forms(dialect).reserve(dialect, limit, count,
+                                               request_id)
+    return OneStatement(statement,
+                        binds.Binds(names, sql.Reserve, sql.Resource))
 
 
 def claiming_reserve(dialect, limit, request_id, steps):
@@ -96,21 +139,8 @@ def claiming_reserve(dialect, limit, request_id, steps):
     ``steps`` (``placement.claim_steps``, through the device hook) for
     ``dialect`` (``postgresql.claiming_reserve_ctes`` or
     ``mariadb.claiming_reserve_block``, prepared), as ``reserve``'s."""
-    return _reserving(
-        dialect, lambda: mariadb.claiming_reserve_block(
-            limit, request_id, dialect, steps),
-        lambda: postgresql.claiming_reserve_ctes(limit, request_id, steps))
-
-
-def _reserving(dialect, block, ctes):
-    """A reserve's ``OneStatement``: MariaDB's ``block()`` (prepared, and
-    its binds' names), else PostgreSQL's ``ctes()``, prepared."""
-    if prepared.is_mariadb(dialect):
-        statement, names = block()
-    else:
-        built = ctes()
-        statement = prepared.Prepared.of(built, dialect)
-        names = binds.names_of(built, dialect=dialect)
+    statement, names = _forms(dialect).claiming_reserve(
+        dialect, limit, request_id, steps)
     return OneStatement(statement,
                         binds.Binds(names, sql.Reserve, sql.Resource))
 
@@ -120,13 +150,13 @@ def end(target, count, dialect):
     ``count`` reservations for ``dialect`` (``postgresql.end_ctes`` or
     ``mariadb.end_block``, prepared), for ``run_alone``; its binds of
     ``statements.End`` and of a ``statements.Ended`` a reservation."""
-    if prepared.is_mariadb(dialect):
-        statement, names = mariadb.end_block(target, count, dialect)
-    else:
-        ctes = postgresql.end_ctes(target, count)
-        statement = prepared.Prepared.of(ctes, dialect)
-        names = binds.names_of(ctes, dialect=dialect)
+    statement, names = _forms(dialect).end(dialect, target, count)
     return OneStatement(statement, binds.Binds(names, sql.End, sql.Ended))
+
+
+def _forms(dialect) -> Forms:
+    """The ``Forms`` of ``dialect``'s backend (``available_on``)."""
+    return FORMS[backends.of(dialect)]
 
 
 def runs_alone(context):
@@ -138,10 +168,11 @@ def runs_alone(context):
 
 
 def available_on(dialect):
-    """Whether ``dialect`` has the one statements: a server whose
-    statements are prepared (``prepared.serves``: PostgreSQL, MariaDB
-    through PyMySQL)."""
-    return prepared.serves(dialect)
+    """Whether ``dialect`` has the one statements: its backend has
+    ``FORMS`` and prepares statements there (PostgreSQL, MariaDB through
+    PyMySQL)."""
+    backend = backends.of(dialect)
+    return backend in FORMS and backend.prepares(dialect)
 
 
 def run_alone(statement, params):

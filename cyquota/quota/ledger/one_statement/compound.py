@@ -7,6 +7,7 @@ variables (``variable``); it runs them in a transaction of its own
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
+from cyquota.db.backends import mariadb as backend
 from cyquota.db import prepared
 from cyquota.db import refusal
 from cyquota.quota.ledger import statements as sql
@@ -77,10 +78,7 @@ def through_unique_index(update, *columns):
               for constraint in table.constraints
               if isinstance(constraint, sa.UniqueConstraint)
               and tuple(constraint.columns) == columns]
-    for dialect in ('mysql', 'mariadb'):
-        update = update.with_hint('FORCE INDEX (%s)' % name,
-                                  dialect_name=dialect)
-    return update
+    return backend.force_index(update, name)
 
 
 def in_resource_order(block, update):

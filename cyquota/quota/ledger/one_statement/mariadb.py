@@ -4,6 +4,7 @@ roll back and refuse."""
 
 import sqlalchemy as sa
 
+from cyquota.db.backends import mariadb as backend
 from cyquota.db import models
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import consumers
@@ -62,7 +63,7 @@ def claiming_reserve_block(limit, request_id, dialect, steps):
     were written and refuses (``refusal.Refused``), having written
     nothing, otherwise."""
     block, compiled, lines = _reserving_one(limit, request_id, dialect)
-    chosen = steps.chosen('mysql').subquery('chosen')
+    chosen = steps.chosen(backend.MARIADB).subquery('chosen')
     provider, generation = (compound.variable('v_provider'),
                             compound.variable('v_generation'))
     lines += [
@@ -301,7 +302,7 @@ def _end_many(block, commit, ending, uuids):
 def _upsert_consumers(holdings):
     """``consumers.upsert`` of ``holdings``: (resource, consumer, amount)
     of the project, each an SQL expression."""
-    return consumers.upsert('mysql').values([dict(
+    return consumers.upsert(backend.MARIADB).values([dict(
         project_id=sa.bindparam('_project_id'), resource=resource,
         consumer_id=consumer, used=amount, created_at=sa.bindparam('_now'))
         for resource, consumer, amount in holdings])

@@ -3,11 +3,12 @@ conditional UPDATEs and INSERTs of ``statements``, one SELECT each, its
 verdict a number (``_verdict``)."""
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
+from cyquota.db.backends import postgresql as backend
 from cyquota.db import models
 from cyquota.db import refusal
 from cyquota.quota.ledger import binds
+from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import statements as sql
 
 
@@ -61,7 +62,7 @@ def claiming_reserve_ctes(limit, request_id, steps):
     written); otherwise (no provider, not decisive, a generation that
     moved) it refuses, undoing the UPDATE."""
     counted = _counted_one(limit, request_id)
-    chosen = steps.chosen('postgresql').cte('chosen')
+    chosen = steps.chosen(backend.POSTGRESQL).cte('chosen')
     bumped = steps.bump(
         chosen.c.provider_id, chosen.c.generation, chosen.c.decisive == 1,
         sa.exists(sa.select(counted.c.id))
@@ -313,15 +314,9 @@ def _add_to_consumers(ended, taken, counted):
 def _added(moved):
     """The CTE adding what ``moved`` selects (project, resource, consumer,
     amount, time) to what consumers hold: an upsert."""
-    consumers = sql.CONSUMERS
-    upsert = postgresql.insert(consumers).from_select(
+    return consumers.upsert(backend.POSTGRESQL).from_select(
         ['project_id', 'resource', 'consumer_id', 'used', 'created_at'],
-        moved)
-    return upsert.on_conflict_do_update(
-        index_elements=['project_id', 'resource', 'consumer_id'],
-        set_=dict(used=consumers.c.used + upsert.excluded.used,
-                  updated_at=upsert.excluded.created_at),
-    ).returning(consumers.c.resource).cte('added')
+        moved).returning(sql.CONSUMERS.c.resource).cte('added')
 
 
 def _taken_off(key, taken, total, *where):
@@ -330,14 +325,14 @@ def _taken_off(key, taken, total, *where):
     parameters looks each row up by it) holds, where ``taken`` (the
     negative part) is below zero and ``where`` holds, and takes nothing
     below zero."""
-    consumers = sql.CONSUMERS
+    held = sql.CONSUMERS
     return (
-        consumers.update()
-        .where(consumers.c.project_id == key[0],
-               consumers.c.resource == key[1],
-               consumers.c.consumer_id == key[2],
-               taken < 0, consumers.c.used + taken >= 0, *where)
-        .values(used=consumers.c.used + total,
+        held.update()
+        .where(held.c.project_id == key[0],
+               held.c.resource == key[1],
+               held.c.consumer_id == key[2],
+               taken < 0, held.c.used + taken >= 0, *where)
+        .values(used=held.c.used + total,
                 updated_at=sa.bindparam('_now'))
-        .returning(consumers.c.resource)
+        .returning(held.c.resource)
         .cte('taken_off'))
