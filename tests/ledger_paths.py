@@ -2,10 +2,12 @@
 
 The ledger changes the books by one of three paths, chosen per call:
 
-* ``one statement``: PostgreSQL's CTE chains and MariaDB's compound
-  blocks, each a transaction of its own (``ledger.one_statement``);
-* ``step by step``: the portable form, one conditional statement a step
-  in a transaction (SQLite's batches where the driver counts them);
+* ``fastest``: what the server does best: PostgreSQL's CTE chains and
+  MariaDB's compound blocks, each a transaction of its own
+  (``ledger.one_statement``), SQLite's batches, upserts and
+  ``UPDATE ... RETURNING``;
+* ``step by step``: the portable form (``cyquota.db.backends.portable``),
+  one conditional statement a step in a transaction;
 * ``locked``: the usage rows locked and read, the path that explains a
   refusal and serves the models whose rule spans more than the
   project's row.
@@ -15,27 +17,24 @@ to the next when that one cannot decide; forced, the faster ones are out
 of the ledger's reach, so the slower one decides every call.
 """
 
-from cyquota.db import api as db_api
-from cyquota.quota.ledger import one_statement
+from cyquota.db import backends
 from cyquota.quota.limits import flat
 
-ONE_STATEMENT = 'one statement'
+FASTEST = 'fastest'
 STEP_BY_STEP = 'step by step'
 LOCKED = 'locked'
 #: Every path, fastest first.
-PATHS = (ONE_STATEMENT, STEP_BY_STEP, LOCKED)
-#: The paths of a server without one statements (SQLite).
-PORTABLE = (STEP_BY_STEP, LOCKED)
+PATHS = (FASTEST, STEP_BY_STEP, LOCKED)
 
 
 def force(monkeypatch, path):
     """Make the ledger take ``path`` (and the slower ones where it cannot
     decide) for the rest of the test, undone by ``monkeypatch``."""
-    if path == ONE_STATEMENT:
-        assert one_statement.available_on(db_api.get_engine().dialect)
+    if path == FASTEST:
         return
-    # Step by step: no call runs alone.
-    monkeypatch.setattr(one_statement, 'runs_alone', lambda context: False)
+    # The backends' documented seam: the plain steps, in the server's
+    # own spelling.
+    monkeypatch.setattr(backends, 'of', backends.step_by_step)
     if path == LOCKED:
         # The flat model's own row no longer decides: every reserve and
         # end locks and reads the rows.
