@@ -248,4 +248,3 @@ class Bed(cloud.Cloud):
 
     def __exit__(self, *exc_info):
         self.stop()
-

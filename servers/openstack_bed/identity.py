@@ -180,8 +180,8 @@ class _Admin:
     def find_or_create(self, collection, name):
         found = self.session.get('%s/%s?name=%s' % (
             self.url, collection, name)).json()[collection]
-        return found[0]['id'] if found else self.create(collection,
-                                                         {'name': name})
+        return found[0]['id'] if found else self.create(
+            collection, {'name': name})
 
     def put(self, path):
         self.session.put(self.url + path)

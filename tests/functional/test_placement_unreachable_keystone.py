@@ -98,4 +98,3 @@ def test_the_mirror_says_unreachable(tmp_path, sqlite_db, ctx, options,
     with pytest.raises(errors.PlacementUnreachable) as caught:
         mirror.sync(ctx, conf=conf)
     _says_unreachable(str(caught.value), closed_url)
-

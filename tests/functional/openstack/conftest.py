@@ -13,8 +13,8 @@ every few seconds, its notifications on the bed's RabbitMQ.
 import threading
 import time
 
-import oslo_messaging
 from oslo_config import cfg
+import oslo_messaging
 import pytest
 
 from cyquota.conf import conductor as conductor_conf
