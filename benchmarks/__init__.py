@@ -7,9 +7,9 @@ import contextlib
 import tempfile
 import time
 
-from benchmarks import support
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
+from servers import databases as real_servers
 
 _configured = False
 
@@ -21,7 +21,7 @@ def use_database(url, migrate=False):
     if not _configured:
         CONF([], project='cyquota', default_config_files=[])
         _configured = True
-    support.use_database(url, migrate=migrate)
+    real_servers.use_database(url, migrate=migrate)
 
 
 def busy(seconds):
@@ -64,11 +64,11 @@ def throwaway_database(backend):
             url = 'sqlite:///%s/cyquota.sqlite' % directory
         else:
             try:
-                url = support.create_database(backend)
+                url = real_servers.create_database(backend)
             except Exception:  # any driver error: the server is not there
                 yield None
                 return
-            stack.callback(support.drop_database, url)
+            stack.callback(real_servers.drop_database, url)
         use_database(url, migrate=True)
         stack.callback(db_api.reset)
         yield url

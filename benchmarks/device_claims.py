@@ -39,12 +39,12 @@ import benchmarks
 from benchmarks import lease_fill
 from benchmarks import lease_rows
 from benchmarks import report
-from benchmarks import support
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import placement_models
 from cyquota import quota
+from servers import api_server
 
 DEVICES = (50, 5000)
 QUICK_DEVICES = (50, 500)
@@ -195,7 +195,7 @@ def run(backend, quick, progress):
             # Statistics as a grown database has them: a fresh bulk fill
             # leaves PostgreSQL's planner blind to the devices.
             lease_fill.analyze(backend)
-            started[size, database_url] = support.ApiServer(
+            started[size, database_url] = api_server.ApiServer(
                 database_url, directory=stack.enter_context(
                     tempfile.TemporaryDirectory(prefix='cyquota-bench-')))
             stack.callback(started[size, database_url].stop)

@@ -30,13 +30,13 @@ import sqlalchemy as sa
 import benchmarks
 from benchmarks import report
 from benchmarks import rpc
-from benchmarks import support
 from cyquota.conductor import rpc as conductor_rpc
 from cyquota.conductor import rpcapi
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import models
+from servers import api_server
 
 TITLE = ('Load: REST and RPC reserve + commit from worker processes, next '
          'to GET / and a bare RPC echo')
@@ -118,7 +118,7 @@ def plot(rows, ax):
 
 def _load_rest(url, backend, seconds, iterations, progress):
     directory = tempfile.mkdtemp(prefix='cyquota-load-')
-    server = support.ApiServer(url, directory=directory)
+    server = api_server.ApiServer(url, directory=directory)
     progress.step('load: %s: starting cyquota-api' % backend)
     try:
         with server:

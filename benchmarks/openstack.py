@@ -1,5 +1,5 @@
 """cyquota inside a real OpenStack: the test bed of
-``tests/functional/openstack_bed`` (Keystone, Placement, Nova, Cyborg and
+``servers/openstack_bed`` (Keystone, Placement, Nova, Cyborg and
 cyquota with its bind filter in Cyborg's pipeline), measured on one bed:
 
 * the bed's start, phase by phase (seconds since the start; the
@@ -25,7 +25,7 @@ import statistics
 import time
 
 from benchmarks import openstack_bind
-from tests.functional.openstack_bed import bed as openstack_bed
+from servers.openstack_bed import bed as openstack_bed
 
 TITLE = ('OpenStack: the bed\'s start, boots with and without the bind '
          'filter, the filter\'s cost on a bind PATCH, memory')

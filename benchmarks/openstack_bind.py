@@ -23,8 +23,8 @@ import time
 from keystoneauth1 import service_token
 from keystoneauth1 import session as ks_session
 
-from benchmarks import support
-from tests.functional.openstack_bed import processes
+from servers import api_server
+from servers.openstack_bed import processes
 
 #: cyquota's request log line of a call the filter makes.
 _QUOTA_CALL = re.compile(
@@ -130,7 +130,7 @@ def measure(bed, device_profile, rounds, progress):
     instance = bed.boot(flavor=bed.flavor(vcpus=100000))
     assert instance['status'] == 'ERROR', instance
     timer = BindTimer(bed, device_profile, instance['id'], host, device_rp)
-    plain = bed.cyborg.start_api(PLAIN_API, support.free_port(),
+    plain = bed.cyborg.start_api(PLAIN_API, api_server.free_port(),
                                  cyquota_filter=False)
     try:
         bed.cyborg.wait_for_api(PLAIN_API, plain)

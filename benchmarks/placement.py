@@ -40,7 +40,7 @@ from cyquota.cloud import mirror
 from cyquota.conf import CONF
 from cyquota.conf import placement as placement_conf
 from cyquota import context as cyquota_context
-from tests.functional import placement_server
+from servers import placement_server
 
 TITLE = ("Placement mode: mirror syncs of the cloud's Placement; hot paths "
          "beside local mode")

@@ -45,9 +45,10 @@ import requests
 import benchmarks
 from benchmarks import device_claims
 from benchmarks import report
-from benchmarks import support
 from cyquota import context as cyquota_context
 from cyquota import quota
+from servers import api_server
+from servers import databases
 
 TITLE = ('REST: one client beside the engine calls; GET /v1/quota_usages/'
          '{id} load with 1 and 2 workers; device claims by devices')
@@ -101,14 +102,14 @@ def run(args, progress):
 def _backend(backend, calls, seconds, load, progress):
     directory = tempfile.mkdtemp(prefix='cyquota-bench-')
     try:
-        url = support.create_database(backend) if backend != 'sqlite' \
+        url = databases.create_database(backend) if backend != 'sqlite' \
             else 'sqlite:///%s/cyquota.sqlite' % directory
     except Exception as error:  # any driver error: server not there
         return [dict(request=USAGE, backend=backend, failed=True,
                      check='not started: %s' % str(error)[:60])]
     rows = []
     try:
-        server = support.ApiServer(url, directory=directory)
+        server = api_server.ApiServer(url, directory=directory)
         server.manage('db', 'sync')
         for workers in WORKERS:
             progress.step('rest: %s: starting cyquota-api --workers %d'
@@ -124,10 +125,10 @@ def _backend(backend, calls, seconds, load, progress):
             finally:
                 server.stop()
     finally:
-        support.use_database('sqlite://', migrate=False)
+        databases.use_database('sqlite://', migrate=False)
         shutil.rmtree(directory, ignore_errors=True)
         if backend != 'sqlite':
-            support.drop_database(url)
+            databases.drop_database(url)
     return rows
 
 
@@ -182,7 +183,7 @@ def _latencies(url, database_url, backend, calls):
     turns."""
     usage_url = '%s/v1/quota_usages/%s' % (url, PROJECT)
     reserve = {'project_id': RESERVING_PROJECT, 'deltas': {'GPU': 1}}
-    support.use_database(database_url, migrate=False)
+    databases.use_database(database_url, migrate=False)
     ctx = cyquota_context.get_admin_context()
     with requests.Session() as http:
         def get(target, is_right):

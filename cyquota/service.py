@@ -1,4 +1,5 @@
-"""Start-up shared by cyquota's commands: configuration, logging, schema.
+"""Start-up shared by cyquota's commands: configuration, logging, schema,
+and the quota ledger's device hook.
 
 A command that cannot start says why in one line on stderr, ``prog:
 message``, and exits non-zero (:func:`fail`): an operator's mistake is
@@ -21,6 +22,8 @@ from cyquota.conf import validation
 from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import enforcement
+from cyquota.placement import quota_hook
+from cyquota import quota
 from cyquota import redaction
 
 
@@ -58,8 +61,9 @@ def _parse(argv, default_config_files, prog, description):
 def prepare_service(argv=None, default_config_files=None, cli=False,
                     prog=None, description=None):
     """Parse ``argv`` (without the program name) into ``CONF``, check the
-    whole configuration and set up oslo.log; stops the process with one
-    line (:func:`fail`) on a configuration that cannot work.
+    whole configuration, set up oslo.log and give the ledger its device
+    hook (:func:`connect_devices`); stops the process with one line
+    (:func:`fail`) on a configuration that cannot work.
 
     :param cli: a command whose stdout is its output, so its logs go to
         stderr and libraries only speak up about problems.
@@ -83,11 +87,20 @@ def prepare_service(argv=None, default_config_files=None, cli=False,
         fail(error)
     logging.setup(CONF, 'cyquota')
     _mask_logs()
+    connect_devices()
     if not cli:
         try:
             enforcement.check_config(CONF)
         except enforcement.ConfigError as error:
             fail(error)
+
+
+def connect_devices():
+    """Give the quota ledger its device hook: devices chosen by cyquota's
+    own device model (``placement/quota_hook.py``). Start-up is the one
+    place that knows both sides; the ledger imports nothing of
+    ``cyquota.placement`` and device selection nothing of the ledger."""
+    quota.QUOTAS.use_devices(quota_hook.DeviceHook())
 
 
 def check_database(migrate_sqlite=False):

@@ -1,6 +1,6 @@
 """Test helpers shared by unit and functional tests: point cyquota at a
 database, create or drop a throw-away database on a real server (both from
-``benchmarks.support``, which the benchmarks use too), and empty the
+``servers.databases``, which the benchmarks use too), and empty the
 tables between tests, watch the SQL statements sent, and run workers in
 processes of their own (or in pools of them, one per database)."""
 
@@ -10,18 +10,18 @@ import multiprocessing
 import pytest
 import sqlalchemy as sa
 
-from benchmarks import support
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import attachment_models  # noqa: F401 (registers tables)
 from cyquota.db import lease_models  # noqa: F401 (registers tables)
 from cyquota.db import models
 from cyquota.db import placement_models  # noqa: F401 (registers tables)
+from servers import databases
 
-SERVERS = support.SERVERS
-use_database = support.use_database
-create_database = support.create_database
-drop_database = support.drop_database
+SERVERS = databases.SERVERS
+use_database = databases.use_database
+create_database = databases.create_database
+drop_database = databases.drop_database
 
 
 def clear_tables():

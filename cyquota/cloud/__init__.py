@@ -3,10 +3,9 @@
 cyquota's own device model is ``cyquota.placement`` (resource providers in
 cyquota's database, entered through its REST API). In a cloud the devices
 already live in the cloud's Placement API; what reaches that service lives
-here:
+here (cyquota resources become Placement's classes through
+``cyquota.resource_classes.class_map``, ``[placement] class_map``):
 
-* ``class_map``: cyquota resources to Placement resource classes and back
-  (``[placement] class_map``);
 * ``placement_errors``: what can go wrong talking to Placement;
 * ``placement_client``: a keystoneauth client of Placement, built from the
   ``[placement]`` options;

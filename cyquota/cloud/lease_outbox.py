@@ -33,7 +33,7 @@ def allocations(parts, names, classes):
 
     :param parts: ``[(provider_id, resource, amount)]``.
     :param names: ``{provider_id: (uuid, name, ...)}``.
-    :param classes: a ``class_map.ClassMap``.
+    :param classes: a ``resource_classes.ClassMap``.
     """
     found = {}
     for provider_id, resource, amount in parts:

@@ -45,7 +45,6 @@ from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from cyquota import calendar
-from cyquota.cloud import class_map as class_map_mod
 from cyquota.cloud import lease_outbox
 from cyquota.cloud import placement_client
 from cyquota.cloud import placement_errors as errors
@@ -54,6 +53,7 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import metrics
 from cyquota import notifications
+from cyquota import resource_classes
 
 LOG = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ def _apply(context, placement, lease_id, where):
     """Apply the lease's row if it meets ``where``, and again as long as
     the lease changed while a call was out; the outcome, or None when
     there was nothing to apply."""
-    classes = class_map_mod.from_conf(CONF)
+    classes = resource_classes.class_map(CONF)
     outcome = None
     while True:
         job = lease_outbox.take(context, lease_id, where, classes)

@@ -23,10 +23,10 @@ empty) everything is read.
 import collections
 import dataclasses
 
-from cyquota.cloud import class_map as class_map_mod
 from cyquota.cloud import mirror_diff
 from cyquota.placement import inventories as inventory_fields
 from cyquota.quota import resources as quota_resources
+from cyquota import resource_classes
 
 
 #: What the copy has of a provider it does not have.
@@ -66,7 +66,7 @@ class Reading:
 def mapped_classes(conf):
     """``{placement class: cyquota resource}`` of every counted
     resource."""
-    classes = class_map_mod.from_conf(conf)
+    classes = resource_classes.class_map(conf)
     return {classes.to_placement(resource): resource
             for resource in quota_resources.known_resources()}
 

@@ -22,9 +22,9 @@ import oslo_messaging
 import sqlalchemy as sa
 from stevedore import named as stevedore_named
 
-from cyquota.cloud import class_map
 from cyquota.conf import cyborg as cyborg_conf
 from cyquota import redaction
+from cyquota import resource_classes
 
 _HTTP = ('http', 'https')
 #: The URL schemes redis-py's ``Redis.from_url`` takes.
@@ -264,6 +264,6 @@ def check_placement(conf):
     """
     _check_service_client(conf, 'placement', 'Placement')
     try:
-        class_map.from_conf(conf)
+        resource_classes.class_map(conf)
     except ValueError as error:
         raise InvalidOption('placement', 'class_map', str(error))

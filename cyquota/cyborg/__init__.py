@@ -15,7 +15,7 @@ move cyquota's books (SPEC 3.7).
 Import rule: the filter runs in Cyborg's process, so the modules here
 import only what Cyborg's virtualenv has (webob, oslo.config, oslo.log,
 keystoneauth1, os-resource-classes) and, of cyquota, only
-``cyquota.cloud.class_map``, ``cyquota.resource_classes`` and
-``cyquota.service_client_opts``; never ``cyquota.conf``, whose import
-registers cyquota's options on the host service's global configuration.
+``cyquota.resource_classes`` and ``cyquota.service_client_opts``; never
+``cyquota.conf``, whose import registers cyquota's options on the host
+service's global configuration.
 """

@@ -34,11 +34,11 @@ from oslo_log import log as logging
 import webob
 import webob.dec
 
-from cyquota.cloud import class_map
 from cyquota.cyborg import arq_reader
 from cyquota.cyborg import bind_patch
 from cyquota.cyborg import filter_opts
 from cyquota.cyborg import quota_client
+from cyquota import resource_classes
 
 LOG = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class BindFilter:
         options = conf[filter_opts.GROUP]
         self._fail_open = options.fail_open
         self._expire = options.reservation_expire
-        self._classes = class_map.ClassMap(options.class_map)
+        self._classes = resource_classes.ClassMap(options.class_map)
         auth = ks_loading.load_auth_from_conf_options(conf,
                                                       filter_opts.GROUP)
         session = ks_loading.load_session_from_conf_options(

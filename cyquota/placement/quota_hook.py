@@ -1,5 +1,5 @@
-"""The device hook the quota ledger is given (entry point
-``cyquota.device_hooks``, name ``placement``).
+"""The device hook the quota ledger is given at start-up
+(``cyquota.service.connect_devices``).
 
 The ledger claims and frees devices through these few calls and imports
 nothing of Placement; device selection imports nothing of the ledger.

@@ -2,7 +2,11 @@
 
 The REST API, the RPC conductor and the commands call the engine and
 nothing behind it. It validates caller input (so bad input never reaches
-the database) and hands the work to its driver, the DbQuotaDriver; limits
+the database) and hands the work to the ledger's pieces itself
+(``cyquota.quota.ledger``: ``reserve``, ``settle``, ``release``, ``reads``,
+``upkeep``, ``lease_holdings``, whose package docstring holds the lock
+order), set up for the configured enforcement model and the device hook
+the service's start-up gives (``use_devices``); limits
 are read and written through ``limits`` (a ``facade.Limits``), and repair
 runs through ``check_drift`` and ``repair`` (``usage_counts`` and
 ``consumer_projects`` give the ledger's side to the cloud's Placement as
@@ -10,13 +14,18 @@ a witness). Every method takes a request context first, as in Nova and
 Cyborg.
 """
 
-from stevedore import driver as stevedore_driver
+import typing
 
 from cyquota import exception
 from cyquota import metrics
 from cyquota import notifications
 from cyquota.quota import attachments
-from cyquota.quota import driver as quota_driver
+from cyquota.quota.ledger import lease_holdings
+from cyquota.quota.ledger import reads
+from cyquota.quota.ledger import release
+from cyquota.quota.ledger import reserve
+from cyquota.quota.ledger import settle
+from cyquota.quota.ledger import upkeep
 from cyquota.quota import limits as quota_limits
 from cyquota.quota.limits import facade
 from cyquota.quota import refusals
@@ -25,36 +34,61 @@ from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
 
 
-def _load_device_hook():
-    """The device hook (entry point ``cyquota.device_hooks``)."""
-    return stevedore_driver.DriverManager(
-        'cyquota.device_hooks', 'placement', invoke_on_load=True).driver
+class Ledger(typing.NamedTuple):
+    """The ledger's pieces, set up for one enforcement model and device
+    hook: each keeps ``quota_usages`` and ``reservations`` right for its
+    part of the work."""
+
+    model: typing.Any
+    reserve: reserve.Reserve
+    settle: settle.Settle
+    release: release.Release
+    reads: reads.Reads
+    upkeep: upkeep.Upkeep
 
 
 class QuotaEngine:
     """Reserve, commit, roll back, release and expire accelerator quota.
 
-    The driver (and with it the limit source, the enforcement model and
-    the device hook) is built from the configuration on first use, so the
-    engine can be imported before the configuration is parsed.
+    The ledger (and with it the limit source and the enforcement model) is
+    built from the configuration on first use, so the engine can be
+    imported before the configuration is parsed. The device hook is given
+    once, at start-up (``cyquota.service``), through :meth:`use_devices`.
     """
 
     def __init__(self):
-        self._driver = self._limits = self._devices = None
+        self._ledger = self._limits = self._devices = None
+
+    def use_devices(self, devices):
+        """Claim and free the devices of reservations that name them
+        through ``devices``: ``parse(params)``, ``claim(context,
+        consumer_id, project_id, request, user_id)`` (joins the caller's
+        transaction), ``free(context, consumer_id)``, ``holds(context,
+        consumer_id)``, ``allocations(context, consumer_id)``, and
+        ``in_statement(request)`` with ``steps`` to claim the common
+        request inside the ledger's one statement."""
+        self._devices = devices
+        self._ledger = None
 
     def _build(self):
+        if self._devices is None:
+            raise RuntimeError('the quota ledger has no device hook: '
+                               'cyquota.service gives it at start-up')
         source = quota_limits.load_source()
         model = quota_limits.load_model(source)
-        self._devices = _load_device_hook()
         self._limits = facade.Limits(source, model)
-        self._driver = quota_driver.DbQuotaDriver(model, self._devices)
+        self._ledger = Ledger(
+            model, reserve.Reserve(model, self._devices),
+            settle.Settle(model, self._devices),
+            release.Release(model, self._devices), reads.Reads(model),
+            upkeep.Upkeep(model))
 
     @property
-    def driver(self):
-        """The DbQuotaDriver."""
-        if self._driver is None:
+    def ledger(self):
+        """The :class:`Ledger` the engine hands its work to."""
+        if self._ledger is None:
             self._build()
-        return self._driver
+        return self._ledger
 
     @property
     def limits(self):
@@ -66,14 +100,15 @@ class QuotaEngine:
 
     @property
     def devices(self):
-        """The device hook."""
+        """The device hook given by :meth:`use_devices`."""
         if self._devices is None:
             self._build()
         return self._devices
 
     def reset(self):
-        """Rebuild everything from the configuration on next use."""
-        self._driver = self._limits = self._devices = None
+        """Rebuild the ledger and the limits from the configuration on next
+        use (the device hook stays)."""
+        self._ledger = self._limits = None
 
     @property
     def resources(self):
@@ -116,7 +151,7 @@ class QuotaEngine:
             devices = validation.device_request(self.devices.parse(devices),
                                                 deltas)
         try:
-            uuids = self.driver.reserve(
+            uuids = self.ledger.reserve(
                 context, project_id, deltas, expire, request_id=request_id,
                 consumer_id=consumer_id, dry_run=dry_run, devices=devices)
         except exception.OverQuota as refused:
@@ -144,7 +179,7 @@ class QuotaEngine:
         validation.project_id(project_id)
         uuids = validation.reservation_uuids(reservations)
         # Counted and told once: a repeated commit ends nothing.
-        ended = self.driver.commit(context, project_id, uuids)
+        ended = self.ledger.settle.commit(context, project_id, uuids)
         metrics.count_reservations('committed', ended)
         notifications.reservations_ended(context, 'commit', project_id,
                                          ended)
@@ -153,7 +188,7 @@ class QuotaEngine:
         """Give the reservations' reserved counts back."""
         validation.project_id(project_id)
         uuids = validation.reservation_uuids(reservations)
-        ended = self.driver.rollback(context, project_id, uuids)
+        ended = self.ledger.settle.rollback(context, project_id, uuids)
         metrics.count_reservations('rolled_back', ended)
         notifications.reservations_ended(context, 'rollback', project_id,
                                          ended)
@@ -163,12 +198,12 @@ class QuotaEngine:
         validation.project_id(project_id)
         deltas = validation.deltas(deltas, positive=True)
         validation.optional_id('consumer_id', consumer_id)
-        return self.driver.release(context, project_id, deltas,
+        return self.ledger.release(context, project_id, deltas,
                                    consumer_id=consumer_id)
 
     def expire(self, context):
         """Roll back expired reservations; returns how many."""
-        expired = self.driver.expire(context)
+        expired = self.ledger.settle.expire(context)
         if expired:
             metrics.RESERVATIONS.labels('expired').inc(expired)
             notifications.reservations_expired(context, expired)
@@ -177,14 +212,14 @@ class QuotaEngine:
     def purge(self, context):
         """Delete terminal reservation rows, resolved drift events and
         recorded refusals past their retention."""
-        return self.driver.purge(context)
+        return self.ledger.upkeep.purge(context)
 
     def lease_holdings(self, context, conn, project_id, resources):
         """Lock ``project_id``'s rows of ``resources`` for a lease event in
         the transaction of ``conn`` (the lease engine's); returns the
         ``LeaseHoldings`` that check and move what leases hold."""
-        return self.driver.lease_holdings(context, conn, project_id,
-                                          resources)
+        return lease_holdings.LeaseHoldings.lock(
+            context, conn, self.ledger.model, project_id, resources)
 
     def list_reservations(self, context, project_id=None, status=None,
                           limit=1000, marker=None):
@@ -193,7 +228,7 @@ class QuotaEngine:
         project has none such)."""
         if project_id is not None:
             validation.project_id(project_id)
-        return self.driver.list_reservations(
+        return self.ledger.reads.reservations(
             context, project_id=project_id, status=status, limit=limit,
             marker=marker)
 
@@ -214,15 +249,15 @@ class QuotaEngine:
         """``{resource: {limit, used, reserved, available}}`` for every
         counted resource; limit and available -1 mean unlimited."""
         validation.project_id(project_id)
-        return self.driver.get_project_usage(context, project_id,
-                                             self.resources)
+        return self.ledger.reads.project_usage(context, project_id,
+                                               self.resources)
 
     def get_usage_document(self, context, project_id):
         """``{project_id, parent_id, resources}``: the project's usage
         (``get_project_usage``) and its parent, read together (in one query
         when the limits are in cyquota's database)."""
         validation.project_id(project_id)
-        resources, parent_id = self.driver.get_usage_document(
+        resources, parent_id = self.ledger.reads.usage_document(
             context, project_id, self.resources)
         return {'project_id': project_id, 'parent_id': parent_id,
                 'resources': resources}
@@ -237,7 +272,7 @@ class QuotaEngine:
             validation.project_id(project_id)
         if resource is not None:
             quota_resources.check_resource(resource)
-        return self.driver.list_usages(
+        return self.ledger.reads.usages(
             context, self.resources, project_id=project_id,
             resource=resource, limit=limit, marker=marker)
 
@@ -257,7 +292,8 @@ class QuotaEngine:
         after each batch of usage rows."""
         if project_id is not None:
             validation.project_id(project_id)
-        return repair.check(context, self.driver, project_id, progress)
+        return repair.check(context, self.ledger.model, project_id,
+                            progress)
 
     def repair(self, context, project_id=None, progress=None,
                from_reports=False, placement=None):
@@ -272,7 +308,7 @@ class QuotaEngine:
             raise exception.Invalid(
                 reason='adopt the agents\' reports or Placement\'s '
                        'holdings, not both')
-        return repair.sync(context, self.driver, project_id, progress,
+        return repair.sync(context, self.ledger.upkeep, project_id, progress,
                            from_reports=from_reports, placement=placement)
 
     def usage_counts(self, context, project_id=None):

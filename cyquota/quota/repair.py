@@ -22,8 +22,8 @@ leases (consumers of their own) are left alone.
 The enforcement model's own aggregate rows (under strict-two-level, each
 root's tree usage) must also equal the sum of the counts they add up; the
 model checks and repairs them (``find_drift``, ``sync``). Every repair
-runs under the ledger's locks, through its public pieces
-(``DbQuotaDriver.sync_usage`` and ``adopt_consumer_usage``).
+runs under the ledger's locks, through its upkeep (``ledger.upkeep``:
+``sync_usage`` and ``adopt_consumer_usage``).
 """
 
 import dataclasses
@@ -254,10 +254,11 @@ def consumer_projects(context, consumer_ids):
     return found
 
 
-def find_tree_drift(context, driver, root_id=None):
-    """The model's aggregate rows that disagree with the counts they sum
-    (under strict-two-level, ``tree_usage.TreeDrift``; none under flat)."""
-    return driver.model.find_drift(context, root_id)
+def find_tree_drift(context, model, root_id=None):
+    """The aggregate rows of the enforcement ``model`` that disagree with
+    the counts they sum (under strict-two-level, ``tree_usage.TreeDrift``;
+    none under flat)."""
+    return model.find_drift(context, root_id)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -276,13 +277,14 @@ class Findings:
                     or self.trees)
 
 
-def check(context, driver, project_id=None, progress=None):
+def check(context, model, project_id=None, progress=None):
     """Every kind of drift, as ``Findings`` (only ``project_id``'s when
-    given; ``progress`` as for ``find_drift``)."""
+    given; ``progress`` as for ``find_drift``) under the enforcement
+    ``model``."""
     return Findings(find_drift(context, project_id, progress),
                     unresolved_events(context, project_id),
                     find_report_drift(context, project_id),
-                    find_tree_drift(context, driver, project_id))
+                    find_tree_drift(context, model, project_id))
 
 
 def unresolved_events(context, project_id=None):
@@ -295,13 +297,13 @@ def unresolved_events(context, project_id=None):
         return [dict(row) for row in session.execute(query).mappings()]
 
 
-def _adopt(context, driver, adopt):
+def _adopt(context, upkeep, adopt):
     """Make each project's consumers hold ``adopt`` ({project_id:
     {(resource, consumer_id): amount}}); returns ``(consumer_id, change)``
     pairs."""
     adopted = []
     for project, holdings in sorted(adopt.items()):
-        for resource, consumer, old, new in driver.adopt_consumer_usage(
+        for resource, consumer, old, new in upkeep.adopt_consumer_usage(
                 context, project, holdings):
             adopted.append((consumer, dict(
                 project_id=project, resource=resource,
@@ -329,9 +331,10 @@ def _record(session, made, why):
             created_at=now, resolved_at=now))
 
 
-def sync(context, driver, project_id=None, progress=None,
+def sync(context, upkeep, project_id=None, progress=None,
          from_reports=False, placement=None):
-    """Repair every drifting count and acknowledge the drift events.
+    """Repair every drifting count and acknowledge the drift events, through
+    the ledger's ``upkeep`` (``ledger.upkeep.Upkeep``) and its model.
 
     Returns ``(changes, acknowledged)``: changes as dicts of project_id,
     resource, field (``used``, ``reserved``, ``consumer <id>`` for an
@@ -351,18 +354,18 @@ def sync(context, driver, project_id=None, progress=None,
                 (item.resource, item.consumer_id)] = item.reported
     elif placement is not None:
         adopt = placement_adoption(context, placement, project_id)
-    made = _adopt(context, driver, adopt)
+    made = _adopt(context, upkeep, adopt)
     by_project: dict[str, set[str]] = {}
     for item in find_drift(context, project_id=project_id,
                            progress=progress):
         by_project.setdefault(item.project_id, set()).add(item.resource)
     for project, resources in sorted(by_project.items()):
-        for resource, field, old, new in driver.sync_usage(
+        for resource, field, old, new in upkeep.sync_usage(
                 context, project, sorted(resources), expected_counts):
             made.append((None, dict(project_id=project, resource=resource,
                                     field=field, old=old, new=new)))
     # After the members' counts, so the trees add up the repaired ones.
-    for item in driver.model.sync(context, project_id):
+    for item in upkeep.model.sync(context, project_id):
         made.append((None, dict(
             project_id=item.root_id, resource=item.resource,
             field='tree %s' % item.field, old=item.recorded,

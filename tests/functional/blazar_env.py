@@ -16,7 +16,7 @@ import os
 import subprocess
 import textwrap
 
-from tests.functional import cached_venv
+from servers import cached_venv
 
 VERSION = os.environ.get('CYQUOTA_TEST_BLAZAR_VERSION', '18.0.0')
 

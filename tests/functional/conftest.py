@@ -89,6 +89,6 @@ def placement():
     the session, as a ``placement_server.Cloud``: ``.url`` and helpers
     that make providers, inventories, aggregates, traits and
     allocations."""
-    from tests.functional import placement_server
+    from servers import placement_server
     with placement_server.running() as server:
         yield placement_server.Cloud(server)

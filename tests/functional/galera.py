@@ -24,7 +24,7 @@ import time
 import pymysql
 import pytest
 
-from benchmarks.support import free_port
+from servers.api_server import free_port
 
 PROVIDER = '/usr/lib/galera/libgalera_smm.so'
 NODES = 3

@@ -2,7 +2,7 @@
 
 Keystone comes from PyPI into its own virtualenv, installed with the
 project's frozen constraints and cached between runs
-(``tests.functional.openstack_bed.venvs``). A ``Home`` is a temporary
+(``servers.openstack_bed.venvs``). A ``Home`` is a temporary
 directory with Keystone's configuration, a SQLite database and key
 repositories, set up once with keystone-manage (db_sync, fernet_setup,
 credential_setup, bootstrap); it then serves Keystone's WSGI application
@@ -26,10 +26,10 @@ import uuid
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 
-from benchmarks import support
-from tests.functional import cached_venv
-from tests.functional.cached_venv import unavailable
-from tests.functional.openstack_bed import venvs
+from servers import api_server
+from servers import cached_venv
+from servers.cached_venv import unavailable
+from servers.openstack_bed import venvs
 
 ADMIN_PASSWORD = 'cyquota-test'
 REGION = 'RegionOne'
@@ -53,7 +53,7 @@ class Home:
         self.venv = venv()
         self.path = pathlib.Path(tempfile.mkdtemp(prefix='cyquota-keystone-'))
         # Fixed for the home's life: bootstrap records it in the catalog.
-        self.port = support.free_port()
+        self.port = api_server.free_port()
         self.url = 'http://127.0.0.1:%d/v3' % self.port
         config = self._config('flat')
         manage = [str(self.venv / 'bin' / 'keystone-manage'),

@@ -21,7 +21,9 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from benchmarks import support
+from servers import databases
+
+from servers import api_server
 
 PG_BIN = pathlib.Path(os.environ.get('CYQUOTA_TEST_PG_BIN',
                                      '/usr/lib/postgresql/15/bin'))
@@ -47,7 +49,7 @@ class PrivateServer(abc.ABC):
 
     def __init__(self, directory):
         self.directory = pathlib.Path(directory)
-        self.port = support.free_port()
+        self.port = api_server.free_port()
         self.log_file = self.directory / 'server.log'
 
     @property
@@ -207,5 +209,5 @@ def private_db(private_server):
     """cyquota pointed at a new migrated database on ``private_server``;
     returns its URL."""
     url = private_server.create_database()
-    support.use_database(url)
+    databases.use_database(url)
     return url

@@ -6,8 +6,8 @@ import sys
 import pytest
 import sqlalchemy as sa
 
-from benchmarks import support
 from cyquota.db import api as db_api
+from servers import api_server
 
 
 # PostgreSQL's trust authentication takes any password; MariaDB's root has
@@ -20,7 +20,7 @@ def test_the_database_password_is_masked(db_url, tmp_path):
     config = tmp_path / 'cyquota.conf'
     config.write_text('[database]\nconnection = %s\n'
                       % url.render_as_string(hide_password=False))
-    port = support.free_port()
+    port = api_server.free_port()
     log = tmp_path / 'all-in-one.log'
     with open(log, 'w') as out:
         process = subprocess.Popen(
@@ -28,7 +28,7 @@ def test_the_database_password_is_masked(db_url, tmp_path):
              str(config), '--port', str(port)], cwd=tmp_path, stdout=out,
             stderr=subprocess.STDOUT)
     try:
-        support.wait_until_serving('http://127.0.0.1:%d' % port, process)
+        api_server.wait_until_serving('http://127.0.0.1:%d' % port, process)
     finally:
         process.terminate()
         process.wait(timeout=30)

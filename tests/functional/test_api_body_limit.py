@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from tests.functional import api_server
+from servers import api_server
 
 LIMIT = 1048576  # the default
 SERVICE = {'X-Project-Id': 'service-project', 'X-Roles': 'service'}

@@ -5,7 +5,7 @@ the tokens, and the policy personas come from the tokens' roles."""
 import pytest
 import requests
 
-from tests.functional import api_server
+from servers import api_server
 
 
 @pytest.fixture(scope='module')
@@ -66,7 +66,7 @@ def test_healthcheck_needs_no_token_metrics_the_policy(server, keystone):
 
 
 def test_keystone_unreachable_is_503_in_the_error_document(tmp_path):
-    away = 'http://127.0.0.1:%d/v3' % api_server.support.free_port()
+    away = 'http://127.0.0.1:%d/v3' % api_server.free_port()
     server = api_server.ApiServer(
         'sqlite:///%s' % (tmp_path / 'cyquota.sqlite'), directory=tmp_path,
         options={

@@ -16,9 +16,8 @@ import time
 import pytest
 import requests
 
-from benchmarks import support
+from servers import api_server
 from tests import fixtures
-from tests.functional import api_server
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -60,7 +59,7 @@ def refused(tmp_path_factory):
     tmp = tmp_path_factory.mktemp('noauth')
     migrated = tmp / 'migrated.sqlite'
     fixtures.use_database('sqlite:///%s' % migrated)
-    port = support.free_port()
+    port = api_server.free_port()
     processes = {}
     for number, (name, (command, arguments, config)) in enumerate(
             _refusals(tmp, migrated, port).items()):
@@ -110,14 +109,14 @@ def test_noauth_on_loopback_serves_with_a_warning(tmp_path, sqlite_db):
 
 def test_the_quick_start_serves_noauth_on_loopback(tmp_path):
     """``make run``: no config file, no opt-in."""
-    port = support.free_port()
+    port = api_server.free_port()
     log = tmp_path / 'all-in-one.log'
     with open(log, 'w') as out:
         process = subprocess.Popen(
             [str(BIN / 'cyquota-all-in-one'), '--port', str(port)],
             cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
     try:
-        support.wait_until_serving('http://127.0.0.1:%d' % port, process)
+        api_server.wait_until_serving('http://127.0.0.1:%d' % port, process)
         usage = requests.get('http://127.0.0.1:%d/v1/quota_usages/p1' % port,
                              headers={'X-Roles': 'admin'}, timeout=30)
         assert usage.status_code == 200, usage.text

@@ -17,7 +17,7 @@ from cyquota.api import app
 from cyquota.db import api as db_api
 from cyquota.placement import inventories
 from cyquota.placement import providers
-from tests.functional import api_server
+from servers import api_server
 
 ADMIN = {'X-Project-Id': 'admin-project', 'X-User-Id': 'admin',
          'X-Roles': 'admin'}
@@ -206,7 +206,7 @@ def test_host_and_port_options_override_the_configuration(tmp_path):
         'sqlite:///%s' % (tmp_path / 'cyquota.sqlite'), directory=tmp_path)
     server.manage('db', 'sync')
     configured = server.url
-    server.port = api_server.support.free_port()
+    server.port = api_server.free_port()
     server.url = 'http://localhost:%d' % server.port
     # start(), not ``with``: entering the server would start a second one.
     server.start(arguments=['--host', 'localhost', '--port', str(server.port)])

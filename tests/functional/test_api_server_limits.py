@@ -10,7 +10,7 @@ closed after 120 to 150 s) would need.
 import pytest
 import requests
 
-from tests.functional import api_server
+from servers import api_server
 from tests.functional import idle_sockets
 
 pytestmark = pytest.mark.timeout(300)

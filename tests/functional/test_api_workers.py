@@ -15,7 +15,7 @@ from prometheus_client import parser
 import pytest
 import requests
 
-from tests.functional import api_server
+from servers import api_server
 
 ADMIN = {'X-Project-Id': 'admin-project', 'X-Roles': 'admin'}
 # oslo.log's default line: "<date> <time> <pid> <level> <logger> ...".
@@ -99,7 +99,7 @@ def _requests_counted(text, path):
 
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
 def test_the_metrics_listener_sums_every_worker(tmp_path, db_url):
-    listen = '127.0.0.1:%d' % api_server.support.free_port()
+    listen = '127.0.0.1:%d' % api_server.free_port()
     server = api_server.ApiServer(db_url, directory=tmp_path, options={
         'api': {'threads': '2'}, 'metrics': {'listen': listen}})
     server.start(arguments=['--workers', '2'])

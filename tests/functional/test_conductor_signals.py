@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from benchmarks import support
+from servers import api_server
 from tests.functional import rabbitmq
 
 pytestmark = pytest.mark.timeout(180)
@@ -81,10 +81,10 @@ def _conductor(tmp_path, transport_url, db_url, bus_name='cyquota-signals',
         '[DEFAULT]\ntransport_url = %s\ncontrol_exchange = %s\n'
         '[database]\nconnection = %s\n[conductor]\ntopic = %s\n'
         % (transport_url, bus_name, db_url, bus_name))
-    extra = [arg.format(port=support.free_port())
+    extra = [arg.format(port=api_server.free_port())
              for arg in PROGRAMS[program]]
     return subprocess.Popen(
-        [str(support.BIN / program), '--config-file', str(config)] + extra,
+        [str(api_server.BIN / program), '--config-file', str(config)] + extra,
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
 
@@ -120,7 +120,8 @@ def _stopped_within(process, signum, seconds=PROMPT):
 def test_stops_while_the_broker_is_unreachable(sqlite_db, tmp_path,
                                                signum, program):
     process = _conductor(
-        tmp_path, 'rabbit://guest:guest@127.0.0.1:%d/' % support.free_port(),
+        tmp_path,
+        'rabbit://guest:guest@127.0.0.1:%d/' % api_server.free_port(),
         sqlite_db, program=program)
     # Its second attempt: it has been retrying a while.
     _wait_for(process, 'retrying in 3.0 seconds')

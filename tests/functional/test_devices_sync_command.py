@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from cyquota.placement import providers
-from tests.functional import placement_server
+from servers import placement_server
 
 pytestmark = pytest.mark.timeout(300)
 

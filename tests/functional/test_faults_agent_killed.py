@@ -1,11 +1,12 @@
 """An agent killed mid-attach (SIGKILL), on PostgreSQL and MariaDB.
 
-``cyquota-agent-sim`` attaches over RPC to a ``cyquota-conductor`` and is
-killed with reservations in flight. The conductor's periodic expiry gives
-them back: afterwards nothing is left reserved, the reservations the agent
-held are expired (or committed, when its commit had already reached the
-conductor; without the expiry the test times out waiting), no
-observation broke the limit and the counts equal the rows.
+The agent simulator (``simulators/agent_sim.py``) attaches over RPC to a
+``cyquota-conductor`` and is killed with reservations in flight. The
+conductor's periodic expiry gives them back: afterwards nothing is left
+reserved, the reservations the agent held are expired (or committed, when
+its commit had already reached the conductor; without the expiry the test
+times out waiting), no observation broke the limit and the counts equal
+the rows.
 """
 
 import collections

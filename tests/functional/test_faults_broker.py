@@ -4,7 +4,7 @@ PostgreSQL and MariaDB.
 The shared RabbitMQ is never stopped (other runs use it): the test closes
 only its own processes' connections, found by the ``connection_name``
 oslo.messaging gives each (``<program>:<pid>:<uuid>``), with
-``rabbitmqctl close_connection``, while ``cyquota-agent-sim``
+``rabbitmqctl close_connection``, while the agent simulator
 attaches over RPC to a ``cyquota-conductor``. Both reconnect by
 themselves: the agent finishes every iteration without an error, and the
 books balance (tests/functional/test_rpc_conductors.py's checks).

@@ -27,7 +27,7 @@ import requests
 
 from cyquota.db import lease_models
 from cyquota.quota import QUOTAS
-from tests.functional import api_server
+from servers import api_server
 from tests.functional import ledger_books
 from tests.unit.placement.conftest import Tree
 
@@ -50,7 +50,7 @@ class PolicyService:
     with its charges in one file."""
 
     def __init__(self, directory):
-        self.port = api_server.support.free_port()
+        self.port = api_server.free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self.db = directory / 'charges.sqlite'
         self.process = None

@@ -9,8 +9,8 @@ import webtest
 from cyquota.api import app
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
+from servers import api_server
 from tests import fixtures
-from tests.functional import api_server
 
 ORIGIN = 'http://dashboard.example'
 
@@ -59,7 +59,7 @@ def test_an_operator_takes_it_out_of_rotation_by_file(server):
 def test_unhealthy_when_the_database_does_not_answer():
     # A port nothing listens on: the database is away, the API still up.
     away = 'postgresql+psycopg://postgres@127.0.0.1:%d/cyquota' % (
-        api_server.support.free_port())
+        api_server.free_port())
     # One attempt per check: no reconnect loop behind a probe.
     CONF.set_override('max_retries', 0, 'database')
     fixtures.use_database(away, migrate=False)
@@ -119,7 +119,7 @@ def test_detailed_shows_no_part_of_the_database_password():
     # A password with an unencoded "@": the driver takes its tail for the
     # host's name and its error names that host.
     away = 'postgresql+psycopg://postgres:s3cret@w0rd-tail@127.0.0.1:%d/c' % (
-        api_server.support.free_port())
+        api_server.free_port())
     CONF.set_override('max_retries', 0, 'database')
     fixtures.use_database(away, migrate=False)
     try:

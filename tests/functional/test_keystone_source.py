@@ -235,7 +235,7 @@ def test_flat(keystone, tmp_path, ctx):
 
     fresh_database(tmp_path)
     use_keystone(admin)
-    assert quota.QUOTAS.driver.model.name == 'flat'
+    assert quota.QUOTAS.ledger.model.name == 'flat'
     # What usage-enforcement exemptions by name@domain match.
     assert quota.QUOTAS.limits.project_names(ctx, admin.ids['P']) == {
         'P{0}@dom{0}'.format(admin.suffix)}
@@ -272,7 +272,7 @@ def test_strict_two_level(keystone, tmp_path, ctx):
 
     fresh_database(tmp_path)
     use_keystone(admin)
-    assert quota.QUOTAS.driver.model.name == 'strict-two-level'
+    assert quota.QUOTAS.ledger.model.name == 'strict-two-level'
     on_keystone = Run(ctx, admin.ids)
     strict_steps(on_keystone)
     with pytest.raises(exception.HierarchyTooDeep):

@@ -50,7 +50,7 @@ def _start_worker(start):
     CONF([], project='cyquota', default_config_files=[])
     # The storm releases more than it holds on purpose: the drift it
     # causes is checked afterwards, not logged.
-    logging.getLogger('cyquota.quota.driver').setLevel(logging.ERROR)
+    logging.getLogger('cyquota.quota.ledger.usage').setLevel(logging.ERROR)
 
 
 class Worker:

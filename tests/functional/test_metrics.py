@@ -19,8 +19,8 @@ from cyquota.api import metrics_page
 from cyquota.api import usage_gauges as usage
 from cyquota import conf
 from cyquota import quota
+from servers import api_server
 from tests import fixtures
-from tests.functional import api_server
 from tests.functional import conftest
 
 ADMIN = {'X-Roles': 'admin'}
@@ -56,7 +56,7 @@ def host(pg_url, tmp_path_factory):
     fixtures.use_database(pg_url)  # migrated here: one process fewer
     environ = dict(os.environ, PROMETHEUS_MULTIPROC_DIR=str(shared))
     conductor = subprocess.Popen(
-        [str(api_server.support.BIN / 'cyquota-conductor'), '--config-file',
+        [str(api_server.BIN / 'cyquota-conductor'), '--config-file',
          str(server.config_file)], env=environ,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.environ['PROMETHEUS_MULTIPROC_DIR'] = str(shared)

@@ -12,12 +12,12 @@ import pytest
 import requests
 from sqlalchemy import event
 
-from benchmarks import support
 from cyquota.api import metrics_listener
 from cyquota.api import metrics_page
 from cyquota import conf
 from cyquota.db import api as db_api
 from cyquota import quota
+from servers import api_server
 from tests.functional import idle_sockets
 
 pytestmark = [pytest.mark.timeout(300),
@@ -33,7 +33,7 @@ def listener(backend, ctx, monkeypatch):
         quota.QUOTAS.reserve(ctx, 'p%02d' % number, {'FPGA': 1})
     monkeypatch.setattr(metrics_listener, '_PAGE',
                         metrics_page.SharedPage())
-    listen = '127.0.0.1:%d' % support.free_port()
+    listen = '127.0.0.1:%d' % api_server.free_port()
     conf.CONF.set_override('listen', listen, 'metrics')
     server = metrics_listener.serve_in_thread(metrics_listener.listening())
     try:

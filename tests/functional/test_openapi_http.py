@@ -11,8 +11,8 @@ import requests
 import schemathesis
 
 from cyquota.api.controllers.v1 import openapi
+from servers import api_server
 from tests import fixtures
-from tests.functional import api_server
 from tests.functional import conftest
 from tests.unit.api import test_openapi_fuzz
 

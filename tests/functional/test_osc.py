@@ -25,10 +25,10 @@ import sqlalchemy as sa
 
 from cyquota.db import models
 from cyquota.osc import plugin
-from tests.functional import api_server
+from servers import api_server
 from tests.functional import keystone_server
 
-OPENSTACK = str(api_server.support.BIN / 'openstack')
+OPENSTACK = str(api_server.BIN / 'openstack')
 # Within [leases] max_duration (a year) from now: midnight a month ahead.
 FUTURE = (datetime.datetime.now(datetime.timezone.utc).replace(
     hour=0, minute=0, second=0, microsecond=0)

@@ -12,7 +12,7 @@ import pytest
 from cyquota.cloud import placement_client
 from cyquota.cloud import placement_errors as errors
 from cyquota.conf import placement as placement_conf
-from tests.functional import placement_server
+from servers import placement_server
 
 pytestmark = pytest.mark.timeout(300)
 

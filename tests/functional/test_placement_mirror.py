@@ -31,8 +31,8 @@ from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota.placement import request
 from cyquota.placement import traits
+from servers import placement_server
 from tests import fixtures
-from tests.functional import placement_server
 
 pytestmark = pytest.mark.timeout(300)
 

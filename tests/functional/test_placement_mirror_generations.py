@@ -20,7 +20,7 @@ from cyquota.db import mirror_models
 from cyquota.placement import allocations
 from cyquota.placement import providers
 from cyquota.placement import request
-from tests.functional import placement_server
+from servers import placement_server
 from tests.functional import test_placement_mirror as base
 
 pytestmark = pytest.mark.timeout(600)

@@ -11,10 +11,10 @@ import sys
 from oslo_config import cfg
 import pytest
 
-from benchmarks import support
 from cyquota.cloud import mirror
 from cyquota.cloud import placement_errors as errors
 from cyquota.conf import placement as placement_conf
+from servers import api_server
 from tests.functional import keystone_server
 
 pytestmark = pytest.mark.timeout(300)
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.fixture(scope='module')
 def closed_url():
     """A URL of 127.0.0.1 on which nothing listens."""
-    return 'http://127.0.0.1:%d/placement' % support.free_port()
+    return 'http://127.0.0.1:%d/placement' % api_server.free_port()
 
 
 @pytest.fixture
@@ -98,4 +98,3 @@ def test_the_mirror_says_unreachable(tmp_path, sqlite_db, ctx, options,
     with pytest.raises(errors.PlacementUnreachable) as caught:
         mirror.sync(ctx, conf=conf)
     _says_unreachable(str(caught.value), closed_url)
-

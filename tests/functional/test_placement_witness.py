@@ -29,7 +29,7 @@ from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import leases
 from cyquota import quota
-from tests.functional import placement_server
+from servers import placement_server
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -34,8 +34,8 @@ from cyquota import metrics
 from cyquota import notifications
 from cyquota.placement import allocations
 from cyquota.quota import QUOTAS
+from servers import placement_server
 from tests import fixtures
-from tests.functional import placement_server
 from tests.unit import test_engine
 
 pytestmark = pytest.mark.timeout(300)

@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-from benchmarks import support
+from servers import api_server
 
 from cyquota.enforcement import chain
 from cyquota.enforcement import external_service
@@ -297,7 +297,7 @@ def test_the_docs_commands_work_as_written(tmp_path):
     """Start the service as the doc does (its file and port this test's
     own), then read a project as the doc does."""
     (export, _), (start, [started]), (read, shown) = _doc_commands()
-    port = str(support.free_port())
+    port = str(api_server.free_port())
     db = str(tmp_path / 'policy.sqlite')
     start = start.replace('/var/lib/cyquota/policy.sqlite', db).replace(
         '6790', port)

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from benchmarks import support
-from tests.functional import placement_server
+from servers import api_server
+from servers import placement_server
 from tests.unit import test_readme
 
 SECTION = "Devices from the cloud's Placement"
@@ -22,7 +22,7 @@ def test_the_placement_walkthrough_works_as_written(placement, tmp_path):
     text = dict(test_readme.sections(test_readme.README))[SECTION]
     found = test_readme.steps(text)
     assert len(found) >= 20
-    port = support.free_port()
+    port = api_server.free_port()
     try:
         printed = test_readme.run(tmp_path, port,
                                   [command for command, _ in found],

@@ -8,7 +8,7 @@ import sys
 
 import requests
 
-from benchmarks import support
+from servers import api_server
 from tests.unit import test_readme
 
 ADMIN = {'X-Roles': 'admin'}
@@ -24,14 +24,14 @@ def _snippet():
 def test_the_agent_snippet_reserves_commits_and_releases(tmp_path, rabbit):
     (tmp_path / 'cyquota.conf').write_text(rabbit.config(
         'sqlite:///%s' % (tmp_path / 'cyquota.sqlite')))
-    port = support.free_port()
+    port = api_server.free_port()
     service = subprocess.Popen(
         [sys.executable, '-m', 'cyquota.cmd.all_in_one', '--config-file',
          'cyquota.conf', '--port', str(port)], cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = 'http://127.0.0.1:%d' % port
     try:
-        support.wait_until_serving(url, service)
+        api_server.wait_until_serving(url, service)
         # The agent's own attach succeeds.
         agent = 'def attach_the_gpu():\n    pass\n\n' + _snippet()
         result = subprocess.run([sys.executable, '-c', agent], cwd=tmp_path,

@@ -6,7 +6,6 @@ import datetime
 import json
 import multiprocessing
 import subprocess
-import sys
 import threading
 import time
 
@@ -20,6 +19,7 @@ from cyquota.db import models
 from cyquota import quota
 from cyquota.quota import attachments
 from cyquota.quota import repair
+import simulators
 
 _usages = models.QuotaUsage.__table__
 _reservations = models.Reservation.__table__
@@ -140,14 +140,14 @@ class _LimitWatch:
 
 
 def _simulator(rabbit, tmp_path, db_url, *args):
-    """Start cyquota-agent-sim; its progress goes to a file."""
+    """Start the agent simulator; its progress goes to a file."""
     config = tmp_path / 'agent-sim.conf'
     config.write_text(rabbit.config(db_url))
     summary = tmp_path / 'summary.json'
     progress = (tmp_path / 'agent-sim.err').open('w')
     process = subprocess.Popen(
-        [sys.executable, '-m', 'cyquota.cmd.agent_sim', '--config-file',
-         str(config), '--projects', '3', '--workers', '4', '--timeout', '5',
+        [*simulators.AGENT_SIM, '--config-file', str(config),
+         '--projects', '3', '--workers', '4', '--timeout', '5',
          '--norelease-at-end', '--summary-json', str(summary), *args],
         stdout=subprocess.DEVNULL, stderr=progress)
     process.summary = summary

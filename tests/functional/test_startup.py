@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+import simulators
 from tests import fixtures
 from tests.functional import rabbitmq
 from tests import secrets
@@ -25,6 +26,8 @@ pytestmark = pytest.mark.timeout(300)
 BIN = pathlib.Path(sys.executable).parent
 
 SERVICES = ('cyquota-api', 'cyquota-conductor', 'cyquota-all-in-one')
+#: The commands' command lines; the agent simulator runs from the checkout.
+ARGV = {'agent-sim': list(simulators.AGENT_SIM)}
 BAD_MODEL = ("[quota] enforcement_model: Valid values are [flat, "
              "strict-two-level], but found 'hierarchical'")
 NOT_MIGRATED = 'database not migrated: run cyquota-manage db sync'
@@ -59,7 +62,7 @@ def _cases(tmp, migrated, empty_server_db, busy_port):
     empty_file = tmp / 'empty.sqlite'
     sqlite3.connect(empty_file).close()
     cases = {}
-    for command in SERVICES + ('cyquota-manage', 'cyquota-agent-sim'):
+    for command in SERVICES + ('cyquota-manage', 'agent-sim'):
         args = ('usage', 'show') if command == 'cyquota-manage' else ()
         cases['option:' + command] = Case(
             command, '[quota]\nenforcement_model = hierarchical\n', args,
@@ -163,7 +166,8 @@ def _start(tmp, name, case):
     else:
         config.write_text(case.config)
     return subprocess.Popen(
-        [str(BIN / case.command), '--config-file', str(config), *case.args],
+        [*ARGV.get(case.command, [str(BIN / case.command)]),
+         '--config-file', str(config), *case.args],
         cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -207,7 +211,7 @@ def results(tmp_path_factory):
 def _names():
     """The names of ``_cases``, for the test ids."""
     return (['option:%s' % c for c in SERVICES
-             + ('cyquota-manage', 'cyquota-agent-sim')]
+             + ('cyquota-manage', 'agent-sim')]
             + ['db_port:%s' % c for c in SERVICES + ('cyquota-manage',)]
             + ['db_port:abc', 'db_refused:cyquota-manage',
                'db_refused:cyquota-conductor', 'charset:cyquota-manage',
@@ -260,7 +264,7 @@ def test_agent_sim_without_a_conductor(rabbit_url, tmp_path):
     config.write_text(bus.config('sqlite:///%s' % (tmp_path / 'unused.db')))
     try:
         result = subprocess.run(
-            [str(BIN / 'cyquota-agent-sim'), '--config-file', str(config),
+            [*simulators.AGENT_SIM, '--config-file', str(config),
              '--timeout', '1', '--retry-for', '0', '--iterations', '4',
              '--workers', '2'],
             cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -269,7 +273,7 @@ def test_agent_sim_without_a_conductor(rabbit_url, tmp_path):
     assert 'Traceback' not in result.stdout + result.stderr
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
-        'cyquota-agent-sim: no conductor answered on topic %s within 1 s'
+        'agent-sim: no conductor answered on topic %s within 1 s'
         % bus.name)
     assert '| total ' in result.stdout
     assert not (tmp_path / 'unused.db').exists()

@@ -2,6 +2,7 @@
 gives with ``# nothing`` after it prints nothing when run from the
 repository's root, as a reader would run it."""
 
+import ast
 import os
 import re
 import subprocess
@@ -32,3 +33,57 @@ def test_a_rule_of_the_doc_holds(command):
                           capture_output=True, text=True, check=False)
     assert done.stderr == ''
     assert done.stdout == '', '%s\nprinted:\n%s' % (command, done.stdout)
+
+
+def _room(module):
+    """The room of a dotted ``cyquota`` module name: its top-level package,
+    or the top-level module itself."""
+    return '.'.join(module.split('.')[:2])
+
+
+def _imports_between_rooms():
+    """``{room: {rooms it imports}}`` read from every module's imports
+    (those inside functions included: a late import is still a
+    dependency)."""
+    graph = {}
+    for folder, _dirs, files in os.walk(os.path.join(ROOT, 'cyquota')):
+        for name in files:
+            if not name.endswith('.py'):
+                continue
+            path = os.path.join(folder, name)
+            room = _room(os.path.relpath(path, ROOT).replace(os.sep, '.'))
+            with open(path, encoding='utf-8') as source:
+                tree = ast.parse(source.read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    targets = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    targets = ['%s.%s' % (node.module, alias.name)
+                               for alias in node.names]
+                else:
+                    continue
+                graph.setdefault(room, set()).update(
+                    _room(target) for target in targets
+                    if target.startswith('cyquota.')
+                    and _room(target) != room)
+    return graph
+
+
+def test_no_cycle_between_the_packages():
+    # A room may lean on the floors under it, never on one that leans
+    # back on it: each import path between rooms leads one way.
+    graph = _imports_between_rooms()
+    for start in graph:
+        seen, path = set(), [start]
+        stack = [iter(sorted(graph[start]))]
+        while stack:
+            room = next(stack[-1], None)
+            if room is None:
+                stack.pop()
+                path.pop()
+                continue
+            assert room != start, 'a cycle: %s' % ' -> '.join(path + [room])
+            if room not in seen:
+                seen.add(room)
+                path.append(room)
+                stack.append(iter(sorted(graph.get(room, ()))))

@@ -11,7 +11,6 @@ from oslo_messaging._drivers import common as driver_common
 import pytest
 import sqlalchemy as sa
 
-from cyquota.cmd import agent_sim
 from cyquota.conductor import rpc
 from cyquota.conductor import rpcapi
 from cyquota.conductor import service as conductor_service
@@ -22,6 +21,7 @@ from cyquota.db import models
 from cyquota import exception
 from cyquota import quota
 from cyquota.quota import attachments
+from simulators import agent_sim
 from tests import conductor_trust as trust
 from tests import fixtures
 

@@ -1,5 +1,5 @@
 """The conductor as a service and the commands, on the embedded in-process
-transport: periodic expiry, cyquota-conductor and cyquota-agent-sim."""
+transport: periodic expiry, cyquota-conductor and the agent simulator."""
 
 import json
 import signal
@@ -18,6 +18,7 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota import quota
+import simulators
 
 
 def _reservation_rows():
@@ -105,8 +106,8 @@ def test_agent_sim_command_embedded(tmp_path):
                       % (tmp_path / 'sim.sqlite'))
     out = tmp_path / 'summary.json'
     result = subprocess.run(
-        [sys.executable, '-m', 'cyquota.cmd.agent_sim', '--config-file',
-         str(config), '--iterations', '20', '--workers', '1', '--seed', '3',
+        [*simulators.AGENT_SIM, '--config-file', str(config),
+         '--iterations', '20', '--workers', '1', '--seed', '3',
          '--summary-json', str(out)],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr

@@ -7,7 +7,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects.mssql import pyodbc
 from sqlalchemy.dialects.mysql import pymysql
-from sqlalchemy.dialects.postgresql import psycopg2
+from sqlalchemy.dialects.postgresql import psycopg
 from sqlalchemy.dialects.sqlite import pysqlite
 from sqlalchemy import orm
 
@@ -17,7 +17,7 @@ from cyquota.quota import QUOTAS
 from tests.unit.test_engine import clock, counts, rows  # noqa: F401,H301
 from tests.unit import test_ledger_statements as pinned
 
-_DIALECTS = {'postgresql': psycopg2.dialect, 'mariadb': pymysql.dialect,
+_DIALECTS = {'postgresql': psycopg.dialect, 'mariadb': pymysql.dialect,
              'sqlite': pysqlite.dialect}
 _SERVERS = pytest.mark.parametrize('server', sorted(_DIALECTS))
 

@@ -12,7 +12,6 @@ import sqlalchemy as sa
 import webtest
 
 from cyquota.api import app
-from cyquota.cloud import class_map
 from cyquota.cloud import lease_outbox
 from cyquota.cloud import lease_writeback
 from cyquota.cloud import placement_errors as errors
@@ -22,6 +21,7 @@ from cyquota.db import api as db_api
 from cyquota.db import mirror_models
 from cyquota import metrics
 from cyquota.quota import QUOTAS
+from cyquota import resource_classes
 from tests import fixtures
 from tests.unit import test_placement_options
 
@@ -90,7 +90,7 @@ def test_what_is_a_refusal(error, refusal):
 def test_allocations_map_the_classes_and_add_up():
     names = {1: (GPU0, 'node-1-gpu0', 'root'), 2: (GPU1, 'node-1-gpu1',
                                                    'root')}
-    classes = class_map.ClassMap({'GPU': 'PGPU'})
+    classes = resource_classes.ClassMap({'GPU': 'PGPU'})
     assert lease_outbox.allocations(
         [(1, 'GPU', 2), (2, 'GPU', 1), (1, 'GPU', 1), (1, 'FPGA', 1)],
         names, classes) == {GPU0: {'PGPU': 3, 'FPGA': 1},

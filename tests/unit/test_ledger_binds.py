@@ -46,7 +46,7 @@ def _limits():
     """The limit as the statement reads it (the flat model's, of the
     limits in cyquota's database) and as the caller binds it (Keystone's
     limits)."""
-    return [QUOTAS.driver._reserve._limit, sa.bindparam('_limit')]
+    return [QUOTAS.ledger.reserve._limit, sa.bindparam('_limit')]
 
 
 def _sent(statement):
@@ -123,7 +123,7 @@ def test_each_step_is_given_its_binds(server):
         assert set(built(fields)) == _taken(statement, dialect), statement
     # A reserve resource by resource: its UPDATE, whether the request id
     # was seen, its INSERT, with one dict.
-    reserve = QUOTAS.driver._reserve
+    reserve = QUOTAS.ledger.reserve
     taken = set().union(*[_taken(statement, dialect) for statement in (
         reserve._statement, sql.REQUEST_SEEN,
         sql.INSERT_RESERVATION_OF_USAGE)])

@@ -199,7 +199,7 @@ def test_postgresql_locks_the_usage_rows_of_several_in_resource_order(size):
     dialect = postgresql.psycopg.dialect()
     locking = 'ORDER BY quota_usages.resource FOR UPDATE OF quota_usages'
     reserve = _text(one_statement.reserve(
-        dialect, QUOTAS.driver._reserve._limit, size, True))
+        dialect, QUOTAS.ledger.reserve._limit, size, True))
     assert reserve.count(locking) == 1
     assert reserve.count('UPDATE quota_usages') == 1
     assert reserve.count('INSERT INTO reservations') == 1
@@ -223,7 +223,7 @@ def test_mariadb_changes_the_usage_rows_of_several_in_resource_order(size):
     statements = {target: _text(one_statement.end(target, size, dialect))
                   for target in ('committed', 'rolled_back')}
     statements['reserve'] = _text(one_statement.reserve(
-        dialect, QUOTAS.driver._reserve._limit, size, True))
+        dialect, QUOTAS.ledger.reserve._limit, size, True))
     for name, text in statements.items():
         updates = [line for line in text.splitlines()
                    if line.startswith('UPDATE quota_usages')]

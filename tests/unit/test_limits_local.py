@@ -71,7 +71,7 @@ def test_parent_and_children(store, ctx):
 
 def test_flat_judges_no_hierarchy(sqlite_db, ctx):
     store = quota.QUOTAS.limits
-    assert quota.QUOTAS.driver.model.name == 'flat'
+    assert quota.QUOTAS.ledger.model.name == 'flat'
     store.set_project(ctx, 'A')
     store.set_project(ctx, 'B', parent_id='A')
     store.set_project(ctx, 'G', parent_id='B')     # deeper than two

@@ -48,8 +48,8 @@ def test_fits_treats_minus_one_as_unlimited(limit, ceiling, fits):
 
 
 def test_model_is_chosen_by_config(store):
-    assert quota.QUOTAS.driver.model.name == 'strict-two-level'
-    assert store.model is quota.QUOTAS.driver.model
+    assert quota.QUOTAS.ledger.model.name == 'strict-two-level'
+    assert store.model is quota.QUOTAS.ledger.model
 
 
 def test_child_default_is_the_lower_of_default_and_parent(store, ctx):

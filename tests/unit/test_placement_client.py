@@ -3,19 +3,19 @@ errors made of Placement's answers."""
 
 import pytest
 
-from cyquota.cloud import class_map
 from cyquota.cloud import placement_errors as errors
+from cyquota import resource_classes
 
 
 def test_class_map_defaults_to_the_same_name():
-    classes = class_map.ClassMap({})
+    classes = resource_classes.ClassMap({})
     assert classes.to_placement('GPU') == 'GPU'
     assert classes.to_cyquota('VGPU') == 'VGPU'
     assert classes.to_cyquota('CUSTOM_FPGA_XILINX') == 'CUSTOM_FPGA_XILINX'
 
 
 def test_class_map_both_ways():
-    classes = class_map.ClassMap({'GPU': 'PGPU', 'FPGA': 'CUSTOM_FPGA'})
+    classes = resource_classes.ClassMap({'GPU': 'PGPU', 'FPGA': 'CUSTOM_FPGA'})
     assert classes.to_placement('GPU') == 'PGPU'
     assert classes.to_placement('FPGA') == 'CUSTOM_FPGA'
     assert classes.to_placement('VGPU') == 'VGPU'
@@ -37,7 +37,7 @@ def test_class_map_both_ways():
 ])
 def test_class_map_refuses(mapping, message):
     with pytest.raises(ValueError) as caught:
-        class_map.ClassMap(mapping)
+        resource_classes.ClassMap(mapping)
     assert message in str(caught.value)
     assert '\n' not in str(caught.value)
 

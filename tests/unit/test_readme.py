@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from benchmarks import support
+from servers import api_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = ROOT / 'README.rst'
@@ -105,12 +105,12 @@ def matches(printed, shown):
 
 @pytest.fixture
 def all_in_one(tmp_path):
-    port = support.free_port()
+    port = api_server.free_port()
     process = subprocess.Popen(
         [sys.executable, '-m', 'cyquota.cmd.all_in_one', '--port',
          str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
-    support.wait_until_serving('http://127.0.0.1:%d' % port, process)
+    api_server.wait_until_serving('http://127.0.0.1:%d' % port, process)
     # "make run" installs the project into .venv beside the database.
     (tmp_path / '.venv').symlink_to(sys.prefix)
     yield tmp_path, port

@@ -40,7 +40,7 @@ def test_counts_that_disagree_are_found_and_repaired(sqlite_db, ctx):
         repair.Drift('p1', 'FPGA', 'used', 9, 2),
         repair.Drift('p2', 'GPU', 'reserved', 0, 3)]
 
-    changes, acknowledged = repair.sync(ctx, Q.driver)
+    changes, acknowledged = repair.sync(ctx, Q.ledger.upkeep)
     assert changes == [
         dict(project_id='p1', resource='FPGA', field='used', old=9, new=2),
         dict(project_id='p2', resource='GPU', field='reserved', old=0,
@@ -58,7 +58,7 @@ def test_release_below_zero_is_an_event_until_acknowledged(sqlite_db, ctx):
         ('release_below_zero', 3, 1), ('consumer_release_below_zero', 3, 1)]
     # The counts themselves agree with the records (both stopped at 0).
     assert repair.find_drift(ctx) == []
-    assert repair.sync(ctx, Q.driver) == ([], 2)
+    assert repair.sync(ctx, Q.ledger.upkeep) == ([], 2)
     assert repair.unresolved_events(ctx) == []
 
 
@@ -72,7 +72,7 @@ def test_scan_goes_batch_by_batch_with_progress(sqlite_db, ctx):
     assert seen == [3, 6, 9, 10]
     assert len(drift) == 10
     assert repair.count_usage_rows(ctx) == 10
-    changes, _ = repair.sync(ctx, Q.driver, project_id='p3')
+    changes, _ = repair.sync(ctx, Q.ledger.upkeep, project_id='p3')
     assert {(c['project_id'], c['new']) for c in changes} == {('p3', 1)}
     with db_api.get_engine().connect() as conn:
         fixed = conn.execute(sa.text(
@@ -104,9 +104,9 @@ def test_agent_reports_are_compared_and_adopted(sqlite_db, ctx):
         repair.ReportDrift('p1', 'GPU', 'vm2', 1, 0),
         repair.ReportDrift('p1', 'GPU', 'vm4', 0, 2)]
     # A plain sync trusts the ledger's own records: nothing to repair.
-    assert repair.sync(ctx, Q.driver) == ([], 0)
+    assert repair.sync(ctx, Q.ledger.upkeep) == ([], 0)
 
-    changes, _ = repair.sync(ctx, Q.driver, from_reports=True)
+    changes, _ = repair.sync(ctx, Q.ledger.upkeep, from_reports=True)
     assert changes == [
         dict(project_id='p1', resource='FPGA', field='consumer vm1', old=2,
              new=1),
@@ -131,16 +131,16 @@ def test_tree_usage_drift_is_found_and_repaired(sqlite_db, ctx):
         Q.limits.set_project(ctx, 'child', parent_id='root')
         Q.commit(ctx, 'child', Q.reserve(ctx, 'child', {'FPGA': 2}))
         Q.reserve(ctx, 'root', {'FPGA': 1})
-        assert repair.find_tree_drift(ctx, Q.driver) == []
+        assert repair.find_tree_drift(ctx, Q.ledger.model) == []
         _corrupt("UPDATE tree_usages SET used = 7 WHERE resource = 'FPGA'")
 
-        drift = repair.find_tree_drift(ctx, Q.driver)
+        drift = repair.find_tree_drift(ctx, Q.ledger.model)
         assert [(d.root_id, d.resource, d.field, d.recorded, d.expected)
                 for d in drift] == [('root', 'FPGA', 'used', 7, 2)]
-        changes, _ = repair.sync(ctx, Q.driver)
+        changes, _ = repair.sync(ctx, Q.ledger.upkeep)
         assert changes == [dict(project_id='root', resource='FPGA',
                                 field='tree used', old=7, new=2)]
-        assert repair.find_tree_drift(ctx, Q.driver) == []
+        assert repair.find_tree_drift(ctx, Q.ledger.model) == []
         tree = Q.get_project_usage(ctx, 'child')['FPGA']['tree']
         assert (tree['used'], tree['reserved']) == (2, 1)
     finally:
@@ -149,7 +149,7 @@ def test_tree_usage_drift_is_found_and_repaired(sqlite_db, ctx):
 
 
 def test_flat_model_has_no_tree_drift(sqlite_db, ctx):
-    assert repair.find_tree_drift(ctx, Q.driver) == []
+    assert repair.find_tree_drift(ctx, Q.ledger.model) == []
 
 
 def _events(ctx):
@@ -182,7 +182,8 @@ def test_placement_holdings_are_adopted_and_recorded(sqlite_db, ctx):
     assert repair.placement_adoption(ctx, placement, 'p2') == {
         'p2': {('FPGA', 'vm5'): 1}}
 
-    changes, acknowledged = repair.sync(ctx, Q.driver, placement=placement)
+    changes, acknowledged = repair.sync(ctx, Q.ledger.upkeep,
+                                        placement=placement)
     assert [(c['project_id'], c['resource'], c['field'], c['old'], c['new'])
             for c in changes] == [
         ('p1', 'FPGA', 'consumer (none)', 1, 0),
@@ -208,13 +209,13 @@ def test_placement_holdings_are_adopted_and_recorded(sqlite_db, ctx):
     assert events[1]['detail'] == 'consumer vm1 2 -> 1, from Placement'
     assert all(e['resolved_at'] is not None for e in events)
     # The books agree with themselves, and with Placement.
-    assert not repair.check(ctx, Q.driver)
+    assert not repair.check(ctx, Q.ledger.model)
     assert repair.placement_adoption(ctx, placement) == {}
     assert repair.usage_counts(ctx) == {
         ('p1', 'FPGA'): {'used': 1, 'leased': 0},
         ('p1', 'GPU'): {'used': 2, 'leased': 0},
         ('p2', 'FPGA'): {'used': 1, 'leased': 0}}
-    assert repair.sync(ctx, Q.driver, placement=placement) == ([], 0)
+    assert repair.sync(ctx, Q.ledger.upkeep, placement=placement) == ([], 0)
     assert len(_events(ctx)) == 8
 
 
@@ -226,7 +227,7 @@ def test_reports_and_placement_are_not_adopted_at_once(sqlite_db, ctx):
 def test_other_repairs_record_no_adoption(sqlite_db, ctx):
     Q.commit(ctx, 'p1', Q.reserve(ctx, 'p1', {'FPGA': 2}, consumer_id='vm1'))
     _corrupt("UPDATE quota_usages SET used = 9")
-    assert len(repair.sync(ctx, Q.driver)[0]) == 1
+    assert len(repair.sync(ctx, Q.ledger.upkeep)[0]) == 1
     assert _events(ctx) == []
 
 

@@ -7,8 +7,8 @@ import subprocess
 
 import sqlalchemy as sa
 
-from benchmarks import support
-from tests.functional.openstack_bed import identity
+from servers import api_server
+from servers.openstack_bed import identity
 
 QUOTA = 'accelerator-quota'
 
@@ -90,7 +90,7 @@ def manage(bed, *args):
     """``cyquota-manage`` with the bed's cyquota.conf; the finished
     process (output in ``stdout``/``stderr``)."""
     return subprocess.run(
-        [str(support.BIN / 'cyquota-manage'), '--config-file',
+        [str(api_server.BIN / 'cyquota-manage'), '--config-file',
          str(bed.cyquota.config), *args],
         capture_output=True, text=True, timeout=300)
 

@@ -1,4 +1,4 @@
-"""Tests on the OpenStack test bed (``tests.functional.openstack_bed``):
+"""Tests on the OpenStack test bed (``servers.openstack_bed``):
 one bed a session, started by the first test that asks for it (minutes
 with the virtualenvs cached, more while they are built). Their modules
 carry the marker ``openstack_bed``: ``-m 'not openstack_bed'`` leaves them
@@ -13,13 +13,13 @@ every few seconds, its notifications on the bed's RabbitMQ.
 import threading
 import time
 
-import oslo_messaging
 from oslo_config import cfg
+import oslo_messaging
 import pytest
 
 from cyquota.conf import conductor as conductor_conf
+from servers.openstack_bed import bed as openstack_bed
 from tests.functional.openstack import books
-from tests.functional.openstack_bed import bed as openstack_bed
 
 #: Seconds between the conductor's rounds on the bed (their defaults are
 #: minutes: a test would wait for them).

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from servers.openstack_bed import devstack as devstack_host
 from tests.functional.openstack import books
-from tests.functional.openstack_bed import devstack as devstack_host
 
 pytestmark = [pytest.mark.openstack_bed, pytest.mark.timeout(1800)]
 

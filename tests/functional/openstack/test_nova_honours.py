@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
+from servers.openstack_bed import stand_ins
 from tests.functional.openstack import books
-from tests.functional.openstack_bed import stand_ins
 
 pytestmark = [pytest.mark.openstack_bed, pytest.mark.timeout(1800)]
 

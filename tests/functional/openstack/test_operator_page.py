@@ -12,9 +12,9 @@ import subprocess
 
 import pytest
 
-from benchmarks import support
+from servers import api_server
+from servers.openstack_bed import identity
 from tests.functional.openstack import books
-from tests.functional.openstack_bed import identity
 
 pytestmark = [pytest.mark.openstack_bed, pytest.mark.timeout(1800)]
 
@@ -64,8 +64,8 @@ def run(bed, tmp_path):
     (tmp_path / '.cyquota' / 'cyquota.conf').symlink_to(bed.cyquota.config)
     base = {key: value for key, value in os.environ.items()
             if not key.startswith('OS_')}
-    base.update(HOME=str(tmp_path), PATH='%s:%s' % (support.BIN,
-                                                   os.environ['PATH']),
+    base.update(HOME=str(tmp_path),
+                PATH='%s:%s' % (api_server.BIN, os.environ['PATH']),
                 OS_AUTH_URL=bed.urls['identity'], OS_IDENTITY_API_VERSION='3',
                 OS_REGION_NAME=identity.REGION, OS_USERNAME='admin',
                 OS_PASSWORD=identity.PASSWORD,

@@ -1,8 +1,8 @@
-"""A real Placement on 127.0.0.1 for functional tests.
+"""A real Placement on 127.0.0.1 for the functional tests and benchmarks.
 
 Placement (``openstack-placement``) comes from PyPI into its own
 virtualenv, cached between runs like Keystone's
-(``tests.functional.openstack_bed.venvs``). A ``Placement`` is a temporary
+(``servers.openstack_bed.venvs``). A ``Placement`` is a temporary
 directory with ``placement.conf`` (``[api] auth_strategy = noauth2``: the
 token ``admin`` is an admin), a SQLite database made with
 ``placement-manage db sync``, and Placement's WSGI application served on a
@@ -25,10 +25,10 @@ import uuid
 
 import requests
 
-from benchmarks import support
-from tests.functional import cached_venv
-from tests.functional.cached_venv import unavailable
-from tests.functional.openstack_bed import venvs
+from servers import api_server
+from servers import cached_venv
+from servers.cached_venv import unavailable
+from servers.openstack_bed import venvs
 
 #: The token noauth2 takes as an admin's.
 TOKEN = 'admin'
@@ -53,7 +53,7 @@ class Placement:
         self.venv = venv()
         self.path = pathlib.Path(
             tempfile.mkdtemp(prefix='cyquota-placement-'))
-        self.port = support.free_port()
+        self.port = api_server.free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self.process = None
         config = self.path / 'placement.conf'

@@ -1,9 +1,9 @@
 """The bed's Placement: its WSGI application behind keystonemiddleware,
 on a private database."""
 
-from tests.functional import cached_venv
-from tests.functional.openstack_bed import config_files
-from tests.functional.openstack_bed import identity
+from servers import cached_venv
+from servers.openstack_bed import config_files
+from servers.openstack_bed import identity
 
 _SERVE = cached_venv.serve_script(
     'from placement.wsgi.api import application')

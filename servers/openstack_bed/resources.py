@@ -7,8 +7,8 @@ import subprocess
 
 import sqlalchemy as sa
 
-from benchmarks import support
-from tests.functional.cached_venv import unavailable
+from servers.cached_venv import unavailable
+from servers import databases
 
 RABBITMQCTL = os.environ.get('CYQUOTA_TEST_RABBITMQCTL', 'rabbitmqctl')
 RABBIT_USER = 'guest'
@@ -30,14 +30,14 @@ class Databases:
         """A new empty database for ``service`` on the ``backend`` server
         (``mysql`` or ``postgresql``); returns its URL."""
         name = 'bed_%s_%s' % (self.suffix, service)
-        server = support.SERVERS[backend]
+        server = databases.SERVERS[backend]
         engine = sa.create_engine(
             server + ('/postgres' if backend == 'postgresql' else '/'),
             isolation_level='AUTOCOMMIT', poolclass=sa.pool.NullPool)
         if backend == 'postgresql':
-            url, charset = support.database_url(backend, name), ''
+            url, charset = databases.database_url(backend, name), ''
         elif service == 'cyquota':
-            url, charset = support.database_url(backend, name), 'utf8mb4'
+            url, charset = databases.database_url(backend, name), 'utf8mb4'
         else:
             # The services' own schemas assume 3-byte utf8 (index
             # lengths), as devstack creates them.
@@ -54,7 +54,7 @@ class Databases:
 
     def drop_all(self):
         for url in self.urls:
-            support.drop_database(url)
+            databases.drop_database(url)
         self.urls = []
 
 

@@ -37,16 +37,16 @@ def _read(path):
 
 
 def database_url(name):
-    from benchmarks import support
-    print(support.database_url('postgresql', _database(name)))
+    from servers import databases
+    print(databases.database_url('postgresql', _database(name)))
 
 
 def recreate_database(name):
-    from benchmarks import support
+    from servers import databases
     import sqlalchemy as sa
-    url = support.database_url('postgresql', _database(name))
-    support.drop_database(url)
-    engine = sa.create_engine(support.SERVERS['postgresql'] + '/postgres',
+    url = databases.database_url('postgresql', _database(name))
+    databases.drop_database(url)
+    engine = sa.create_engine(databases.SERVERS['postgresql'] + '/postgres',
                               isolation_level='AUTOCOMMIT',
                               poolclass=sa.pool.NullPool)
     with engine.connect() as conn:

@@ -5,9 +5,9 @@ stand-ins."""
 
 import shutil
 
-from tests.functional import cached_venv
-from tests.functional.openstack_bed import config_files
-from tests.functional.openstack_bed import identity
+from servers import cached_venv
+from servers.openstack_bed import config_files
+from servers.openstack_bed import identity
 
 _SERVE = cached_venv.serve_script(
     'from nova.wsgi.osapi_compute import application')

@@ -4,7 +4,7 @@ Each is installed with the frozen constraints file the project keeps for
 that package and version (``constraints/<package>-<version>.txt``): with
 no upper-constraints reachable, pip would otherwise resolve the newest
 libraries of the day, which these releases were never tested with. The
-virtualenvs are cached by ``tests.functional.cached_venv`` under a key
+virtualenvs are cached by ``servers.cached_venv`` under a key
 holding the constraints file's hash, and built in parallel on a fresh
 machine (1 to 4 minutes each).
 
@@ -17,7 +17,7 @@ import concurrent.futures
 import os
 import pathlib
 
-from tests.functional import cached_venv
+from servers import cached_venv
 
 CONSTRAINTS = pathlib.Path(__file__).parent / 'constraints'
 

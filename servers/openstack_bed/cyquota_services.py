@@ -4,9 +4,9 @@ database, devices from the bed's Placement with leases written back."""
 
 import os
 
-from benchmarks import support
-from tests.functional.openstack_bed import config_files
-from tests.functional.openstack_bed import identity
+from servers import api_server
+from servers.openstack_bed import config_files
+from servers.openstack_bed import identity
 
 #: cyquota's service type in the catalog, as its devstack plugin has it.
 SERVICE_TYPE = 'accelerator-quota'
@@ -72,13 +72,13 @@ class Cyquota:
 
     def sync_database(self):
         self.procs.run('cyquota-manage', [
-            support.BIN / 'cyquota-manage', '--config-file', self.config,
+            api_server.BIN / 'cyquota-manage', '--config-file', self.config,
             'db', 'sync'], env=self.env)
 
     def start(self):
         for service in _SERVICES:
             self.procs.start(service, [
-                support.BIN / service, '--config-file', self.config],
+                api_server.BIN / service, '--config-file', self.config],
                 env=self.env)
 
     def wait(self):

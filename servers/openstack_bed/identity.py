@@ -8,9 +8,9 @@ import os
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 
-from tests.functional import cached_venv
-from tests.functional.openstack_bed import config_files
-from tests.functional.openstack_bed import processes
+from servers import cached_venv
+from servers.openstack_bed import config_files
+from servers.openstack_bed import processes
 
 REGION = 'RegionOne'
 DOMAIN = 'Default'
@@ -180,8 +180,8 @@ class _Admin:
     def find_or_create(self, collection, name):
         found = self.session.get('%s/%s?name=%s' % (
             self.url, collection, name)).json()[collection]
-        return found[0]['id'] if found else self.create(collection,
-                                                         {'name': name})
+        return found[0]['id'] if found else self.create(
+            collection, {'name': name})
 
     def put(self, path):
         self.session.put(self.url + path)

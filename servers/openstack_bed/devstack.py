@@ -19,12 +19,14 @@ import shlex
 import shutil
 import subprocess
 
-from benchmarks import support
-from tests.functional.openstack_bed import config_files
-from tests.functional.openstack_bed import cyborg
-from tests.functional.openstack_bed import identity
-from tests.functional.openstack_bed import processes
-from tests.functional.openstack_bed import resources
+from servers import databases
+
+from servers import api_server
+from servers.openstack_bed import config_files
+from servers.openstack_bed import cyborg
+from servers.openstack_bed import identity
+from servers.openstack_bed import processes
+from servers.openstack_bed import resources
 
 SHIM = pathlib.Path(__file__).parent / 'devstack_shim' / 'functions'
 STACK = ('install', 'post-config', 'extra')
@@ -52,7 +54,7 @@ class Devstack:
         suffix = bed.suffix
         self.region = 'devstack-%s' % suffix
         self.user = 'cyquota-devstack-%s' % suffix
-        self.port = support.free_port()
+        self.port = api_server.free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self.conf = self.root / 'etc' / 'cyquota' / 'cyquota.conf'
         self.uwsgi_conf = self.conf.with_name('cyquota-api-uwsgi.ini')
@@ -81,7 +83,7 @@ class Devstack:
         self.vhost.create()
         self._cyborg_files()
         (self.root / 'bin').mkdir()
-        (self.root / 'bin' / 'openstack').symlink_to(support.BIN /
+        (self.root / 'bin' / 'openstack').symlink_to(api_server.BIN /
                                                      'openstack')
         (self.root / 'clouds.yaml').write_text(json.dumps({'clouds': {
             'devstack-system-admin': {
@@ -116,15 +118,16 @@ class Devstack:
             PYTHONPATH=str(cyborg.CHECKOUT), PYTHONWARNINGS='ignore',
             OS_CLIENT_CONFIG_FILE=str(self.root / 'clouds.yaml'),
             DEVSTACK_SHIM=str(SHIM), DEVSTACK_SHIM_ROOT=str(self.root),
-            DEVSTACK_SHIM_PYTHON=str(support.BIN / 'python'),
-            DEVSTACK_SHIM_BIN=str(support.BIN),
+            DEVSTACK_SHIM_PYTHON=str(api_server.BIN / 'python'),
+            DEVSTACK_SHIM_BIN=str(api_server.BIN),
             DEVSTACK_SHIM_DATABASE=self.database,
             DEVSTACK_SHIM_TRANSPORT_URL=self.vhost.url,
             CYQUOTA_DIR=str(cyborg.CHECKOUT),
             ENABLED_SERVICES='key,placement-api,cyborg-api,cyquota-api,'
                              'cyquota-conductor',
             DEST=str(self.root / 'opt'), DATA_DIR=str(self.root / 'data'),
-            STACK_USER=getpass.getuser(), PYTHON=str(support.BIN / 'python'),
+            STACK_USER=getpass.getuser(),
+            PYTHON=str(api_server.BIN / 'python'),
             SERVICE_HOST='127.0.0.1', SERVICE_PROTOCOL='http',
             SERVICE_LISTEN_ADDRESS='127.0.0.1', SERVICE_TIMEOUT='120',
             KEYSTONE_SERVICE_URI=self.bed.keystone.url,
@@ -192,7 +195,7 @@ class Devstack:
             'api': {'host': host, 'port': port}})
         name, value = uwsgi['uwsgi']['env'].split('=', 1)
         self.bed.procs.start('cyquota-api-devstack', [
-            support.BIN / 'cyquota-api', '--config-file', self.conf,
+            api_server.BIN / 'cyquota-api', '--config-file', self.conf,
             '--config-file', listen], env=dict(self.bed.cyquota.env,
                                                **{name: value}))
 
@@ -205,7 +208,7 @@ class Devstack:
     def start_cyborg_api(self):
         """A second cyborg-api on the plugin-edited cyborg.conf and
         api-paste.ini, as the bed starts its own."""
-        port = support.free_port()
+        port = api_server.free_port()
         self.cyborg_url = 'http://127.0.0.1:%d/v2' % port
         self.bed.procs.start('cyborg-api-devstack', [
             self.bed.cyborg.venv / 'bin' / 'python',
@@ -217,7 +220,7 @@ class Devstack:
     def manage(self, *args):
         """``cyquota-manage`` on the plugin's cyquota.conf."""
         return subprocess.run(
-            [str(support.BIN / 'cyquota-manage'), '--config-file',
+            [str(api_server.BIN / 'cyquota-manage'), '--config-file',
              str(self.conf), *args], capture_output=True, text=True,
             timeout=300, env=dict(os.environ, **self.bed.cyquota.env))
 
@@ -248,6 +251,6 @@ class Devstack:
                                                 object_id), raise_exc=False)
         self.bed.admin.delete('%s/regions/%s' % (keystone, self.region),
                               raise_exc=False)
-        support.drop_database(support.database_url(
+        databases.drop_database(databases.database_url(
             'postgresql', self.database + '_cyquota'))
         self.vhost.delete()

@@ -5,9 +5,9 @@ servers booted and deleted, ARQs, Placement's providers and allocations.
 
 import uuid
 
-from tests.functional.openstack_bed import identity
-from tests.functional.openstack_bed import processes
-from tests.functional.openstack_bed import stand_ins
+from servers.openstack_bed import identity
+from servers.openstack_bed import processes
+from servers.openstack_bed import stand_ins
 
 COMPUTE_MICROVERSION = '2.95'
 PLACEMENT_MICROVERSION = '1.39'

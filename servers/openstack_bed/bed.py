@@ -9,17 +9,17 @@ import tempfile
 import time
 import uuid
 
-from benchmarks import support
-from tests.functional.openstack_bed import cloud
-from tests.functional.openstack_bed import cyborg
-from tests.functional.openstack_bed import cyquota_services
-from tests.functional.openstack_bed import identity
-from tests.functional.openstack_bed import nova
-from tests.functional.openstack_bed import placement
-from tests.functional.openstack_bed import processes
-from tests.functional.openstack_bed import resources
-from tests.functional.openstack_bed import stand_ins
-from tests.functional.openstack_bed import venvs
+from servers import api_server
+from servers.openstack_bed import cloud
+from servers.openstack_bed import cyborg
+from servers.openstack_bed import cyquota_services
+from servers.openstack_bed import identity
+from servers.openstack_bed import nova
+from servers.openstack_bed import placement
+from servers.openstack_bed import processes
+from servers.openstack_bed import resources
+from servers.openstack_bed import stand_ins
+from servers.openstack_bed import venvs
 
 #: Keystone's default limits for Nova: ``servers`` is required (Nova
 #: refuses every boot without it), the others keep oslo.limit from looking
@@ -104,7 +104,7 @@ class Bed(cloud.Cloud):
         self.procs = processes.Processes(self.home)
         self.vhost.create()
         self.ledger_url = self.databases.create('cyquota', self.ledger)
-        ports = {name: support.free_port() for name in (
+        ports = {name: api_server.free_port() for name in (
             'identity', 'placement', 'compute', 'accelerator', 'image',
             'network', 'accelerator-quota')}
         for answer, kind in ((stand_ins.glance, 'image'),
@@ -248,4 +248,3 @@ class Bed(cloud.Cloud):
 
     def __exit__(self, *exc_info):
         self.stop()
-

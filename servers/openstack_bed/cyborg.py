@@ -11,9 +11,9 @@ the checkout's ``cyquota`` package is importable in Cyborg's processes.
 import configparser
 import pathlib
 
-from tests.functional import cached_venv
-from tests.functional.openstack_bed import config_files
-from tests.functional.openstack_bed import identity
+from servers import cached_venv
+from servers.openstack_bed import config_files
+from servers.openstack_bed import identity
 
 _SERVE = cached_venv.serve_script(
     'from cyborg.wsgi.api import application')

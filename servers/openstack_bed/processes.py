@@ -16,7 +16,7 @@ import time
 
 import requests
 
-from tests.functional.cached_venv import unavailable
+from servers.cached_venv import unavailable
 
 _DIE_WITH_PARENT = (['setpriv', '--pdeathsig', 'KILL', '--']
                     if shutil.which('setpriv') else [])

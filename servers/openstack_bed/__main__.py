@@ -1,6 +1,6 @@
 """Bring the OpenStack test bed up for a person to try:
 
-    python -m tests.functional.openstack_bed --keep [--computes N]
+    python -m servers.openstack_bed --keep [--computes N]
         [--cyquota-filter] [--ledger postgresql|mysql]
 
 prints the URLs, the accounts and an ``export OS_*`` block for the
@@ -12,13 +12,13 @@ import argparse
 import signal
 import sys
 
-from tests.functional.openstack_bed import bed as openstack_bed
-from tests.functional.openstack_bed import identity
+from servers.openstack_bed import bed as openstack_bed
+from servers.openstack_bed import identity
 
 
 def _parser():
     parser = argparse.ArgumentParser(
-        prog='python -m tests.functional.openstack_bed',
+        prog='python -m servers.openstack_bed',
         description=__doc__.split('\n\n')[0])
     parser.add_argument('--keep', action='store_true',
                         help='keep the bed up until Ctrl-C')

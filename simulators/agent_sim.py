@@ -1,8 +1,8 @@
-"""cyquota-agent-sim: a reference accelerator agent, simulated, over RPC.
+"""agent-sim: a reference accelerator agent, simulated, over RPC.
 
-    cyquota-agent-sim [--config-file F] [--iterations N] [--projects P]
-                      [--workers W] [--attach-failure-rate R]
-                      [--crash-rate R] [--detach-rate R] [--expire S] ...
+    python simulators/agent_sim.py [--config-file F] [--iterations N]
+        [--projects P] [--workers W] [--attach-failure-rate R]
+        [--crash-rate R] [--detach-rate R] [--expire S] ...
 
 Each iteration attaches a device the way an agent does: reserve, attach,
 then commit (or roll back when the attach fails); and sometimes first
@@ -40,7 +40,7 @@ from cyquota import service
 
 LOG = logging.getLogger(__name__)
 
-PROG = 'cyquota-agent-sim'
+PROG = 'agent-sim'
 
 cli_opts = [
     cfg.IntOpt('iterations', default=200, min=1,
@@ -126,7 +126,7 @@ class AgentSimulator:
         # What the conductor checks: the service role, and the host that
         # the agent's report is about.
         return cyquota_context.RequestContext(
-            user_id='cyquota-agent-sim', roles=['service'],
+            user_id='agent-sim', roles=['service'],
             host=self.options.agent_host)
 
     def _count(self, project_id, what, n=1):
@@ -343,7 +343,7 @@ def _progress_printer(total):
 
 
 def main(argv=None):
-    """Entry point of ``cyquota-agent-sim``; returns the exit code."""
+    """Run the simulator; returns the exit code."""
     CONF.register_cli_opts(cli_opts)
     service.prepare_service(
         argv, cli=True, prog=PROG,
