@@ -33,12 +33,12 @@ import uuid
 
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import placement_models
+from cyquota.lease_tables import calendar
 from cyquota import quota
 
 RESOURCE = 'FPGA'
@@ -282,9 +282,10 @@ def check(statuses):
     findings = quota.QUOTAS.check_drift(cyquota_context.get_admin_context())
     if findings:
         problems.append('quota check: %d counts, %d events, %d reports, '
-                        '%d trees drift' % (
+                        '%d trees, %d lease copies drift' % (
                             len(findings.counts), len(findings.events),
-                            len(findings.reports), len(findings.trees)))
+                            len(findings.reports), len(findings.trees),
+                            len(findings.leases)))
     with db_api.get_engine().connect() as conn:
         found = dict(conn.execute(sa.select(_leases.c.status, sa.func.count())
                                   .group_by(_leases.c.status)).all())

@@ -22,6 +22,8 @@ from cyquota.conf import validation
 from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import enforcement
+from cyquota.cloud import lease_writeback
+from cyquota.leases import events as lease_events
 from cyquota.placement import quota_hook
 from cyquota import quota
 from cyquota import redaction
@@ -62,7 +64,7 @@ def prepare_service(argv=None, default_config_files=None, cli=False,
                     prog=None, description=None):
     """Parse ``argv`` (without the program name) into ``CONF``, check the
     whole configuration, set up oslo.log and give the ledger its device
-    hook (:func:`connect_devices`); stops the process with one line
+    hook (:func:`connect_hooks`); stops the process with one line
     (:func:`fail`) on a configuration that cannot work.
 
     :param cli: a command whose stdout is its output, so its logs go to
@@ -87,7 +89,7 @@ def prepare_service(argv=None, default_config_files=None, cli=False,
         fail(error)
     logging.setup(CONF, 'cyquota')
     _mask_logs()
-    connect_devices()
+    connect_hooks()
     if not cli:
         try:
             enforcement.check_config(CONF)
@@ -95,12 +97,15 @@ def prepare_service(argv=None, default_config_files=None, cli=False,
             fail(error)
 
 
-def connect_devices():
-    """Give the quota ledger its device hook: devices chosen by cyquota's
-    own device model (``placement/quota_hook.py``). Start-up is the one
-    place that knows both sides; the ledger imports nothing of
-    ``cyquota.placement`` and device selection nothing of the ledger."""
+def connect_hooks():
+    """Give the quota ledger its device hook, devices chosen by cyquota's
+    own device model (``placement/quota_hook.py``), and the lease events
+    their listener, the cloud's write-back (``cloud/lease_writeback.py``).
+    Start-up is the one place that knows both sides of each: the ledger
+    imports nothing of ``cyquota.placement`` nor device selection of the
+    ledger, and no lease room imports the cloud."""
     quota.QUOTAS.use_devices(quota_hook.DeviceHook())
+    lease_events.listen(lease_writeback)
 
 
 def check_database(migrate_sqlite=False):

@@ -24,7 +24,7 @@ def use_database(url, migrate=True):
     the ledger's device hook given as a command's start-up gives it."""
     CONF.set_override('connection', url, 'database')
     db_api.reset()
-    service.connect_devices()
+    service.connect_hooks()
     quota.QUOTAS.reset()
     if migrate:
         migration.upgrade()

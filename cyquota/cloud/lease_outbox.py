@@ -16,15 +16,15 @@ import datetime
 
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.db import api as db_api
-from cyquota.db import lease_models
 from cyquota.db import mirror_models
 from cyquota.db import models
-from cyquota.placement import windows
+from cyquota.lease_tables import calendar
+from cyquota.leases import devices
+from cyquota.lease_tables import records
+from cyquota.leases import store
 
 _writes = mirror_models.LeaseWrite.__table__
-_leases = lease_models.Lease.__table__
 
 
 def allocations(parts, names, classes):
@@ -134,14 +134,13 @@ def take(context, lease_id, where, classes):
             return None
         row = conn.execute(sa.select(_writes).where(
             _writes.c.lease_id == lease_id)).one()
-        lease = conn.execute(sa.select(_leases).where(
-            _leases.c.id == lease_id)).one()
+        lease = store.read(conn, lease_id)
         providers, wanted = {}, {}
         if row.held:
             parts = [part for found
                      in calendar.lease_devices(conn, [lease_id])
                      .values() for part in found]
-            names = windows.names(conn, {part[0] for part in parts})
+            names = devices.names(conn, {part[0] for part in parts})
             providers = {uuid: name for uuid, name, _root in names.values()}
             wanted = allocations(parts, names, classes)
     return Job(lease_id, row.version, row.held, lease, providers, wanted)
@@ -160,27 +159,20 @@ def settle(context, job, refusal=None):
     now = models.utcnow()
     with db_api.writer_connection(context) as conn:
         # The lease's row first, as its start and end lock them.
-        conn.execute(sa.select(_leases.c.id).where(
-            _leases.c.id == job.lease_id).with_for_update())
+        store.lock(conn, job.lease_id)
         row = conn.execute(sa.select(_writes).where(
             _writes.c.lease_id == job.lease_id).with_for_update()).first()
         if row is None or row.version != job.version:
             return False, None
         this_row = _writes.update().where(_writes.c.lease_id == job.lease_id)
-        this_lease = _leases.update().where(
-            _leases.c.id == job.lease_id,
-            _leases.c.status == lease_models.ACTIVE)
         if refusal is None:
             conn.execute(this_row.values(applied=True, applied_at=now,
                                          refusal=None, updated_at=now))
             if row.refusal is not None:
-                conn.execute(this_lease.where(
-                    _leases.c.status_reason == row.refusal).values(
-                        status_reason=None, updated_at=now))
+                records.set_refusal(conn, job.lease_id, None, row.refusal)
         elif refusal != row.refusal:
             conn.execute(this_row.values(refusal=refusal, updated_at=now))
-            conn.execute(this_lease.values(status_reason=refusal,
-                                           updated_at=now))
+            records.set_refusal(conn, job.lease_id, refusal, row.refusal)
         return True, row.refusal
 
 

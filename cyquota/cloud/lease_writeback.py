@@ -7,6 +7,10 @@ While a lease is active its devices are a Placement allocation of consumer
 class_map``), so that Nova's scheduler offers them to nobody else; when it
 ends, that allocation is deleted.
 
+It listens to the lease events of the process's LeaseEngine
+(``cyquota.leases.events``: :func:`record` in the transaction of a change,
+:func:`committed` after it), which ``cyquota.leases`` has it hear.
+
 An outbox makes it crash-safe with any number of processes
 (``lease_outbox``: a ``placement_lease_writes`` row per lease written):
 
@@ -14,8 +18,8 @@ An outbox makes it crash-safe with any number of processes
   Placement should hold (:func:`record`: held or released, with a version
   that grows at each change), so no lease changes without its row;
 * once that transaction has committed, the process that made the change
-  applies it (:func:`apply`), outside any transaction: no database lock is
-  held across an HTTP call. A failure leaves the row outstanding;
+  applies it (:func:`committed`), outside any transaction: no database
+  lock is held across an HTTP call. A failure leaves the row outstanding;
 * every ``[conductor] lease_interval`` the conductor applies the
   outstanding rows (:func:`apply_outstanding`); a process takes a row for
   half an interval (``attempted_at``), so two conductors do not both
@@ -44,13 +48,14 @@ import time
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
-from cyquota import calendar
 from cyquota.cloud import lease_outbox
 from cyquota.cloud import placement_client
 from cyquota.cloud import placement_errors as errors
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import models
+from cyquota.lease_tables import calendar
+from cyquota.leases import events
 from cyquota import metrics
 from cyquota import notifications
 from cyquota import resource_classes
@@ -145,15 +150,16 @@ def is_refusal(error):
             and error.status in (400, 409))
 
 
-def record(conn, lease_id, held, grown=False):
-    """In the transaction that starts (``held``), grows (``held`` and
-    ``grown``: its new devices with the others) or ends a lease: what
-    Placement should hold for it. Writes nothing when write-back is off,
-    nor for the end of a lease that was never written."""
+def record(conn, lease_id, change):
+    """In the transaction that starts, grows or ends an active lease
+    (``change``, a ``leases.events`` change): what Placement should hold
+    for it, its devices (the new ones with the others, when it grew) or
+    nothing. Writes nothing when write-back is off, nor for the end of a
+    lease that was never written."""
     if enabled():
-        if grown:
+        if change == events.GROWN:
             lease_outbox.record_grown(conn, lease_id)
-        elif held:
+        elif change == events.STARTED:
             lease_outbox.record_held(conn, lease_id)
         else:
             lease_outbox.record_released(conn, lease_id)
@@ -254,9 +260,9 @@ def _apply(context, placement, lease_id, where):
         where = ()
 
 
-def apply(context, lease_id):
-    """Apply what the transaction that just started or ended ``lease_id``
-    recorded, once it has committed. Never fails the lease's action: what
+def committed(context, lease_id):
+    """Apply what the transaction that just changed ``lease_id`` recorded,
+    once it has committed. Never fails the lease's action: what
     is not applied now is left to the conductor's next run (so is all of
     it for half a lease interval after Placement did not answer)."""
     if (not enabled() or db_api.in_transaction(context)

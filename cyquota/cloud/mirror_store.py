@@ -17,12 +17,12 @@ import collections
 
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.cloud import mirror_diff
-from cyquota.db import lease_models
 from cyquota.db import mirror_models
 from cyquota.db import models
 from cyquota.db import placement_models
+from cyquota.lease_tables import calendar
+from cyquota.leases import store
 from cyquota.placement import capacity
 from cyquota.placement import inventories as inventory_fields
 from cyquota.placement import providers
@@ -34,8 +34,6 @@ _provider_aggs = placement_models.ProviderAggregate.__table__
 _traits = placement_models.ProviderTrait.__table__
 _allocations = placement_models.DeviceAllocation.__table__
 _consumers = placement_models.DeviceConsumer.__table__
-_lease_allocations = placement_models.LeaseAllocation.__table__
-_leases = lease_models.Lease.__table__
 _kept = mirror_models.KeptProvider.__table__
 
 #: Why a provider is kept, as recorded and logged.
@@ -47,7 +45,7 @@ def own_consumers(session):
     """Consumer ids of cyquota's own claims and leases."""
     return (set(session.execute(sa.select(_consumers.c.consumer_id))
                 .scalars())
-            | set(session.execute(sa.select(_leases.c.id)).scalars()))
+            | set(store.every_id(session)))
 
 
 def _others_usage(session):
@@ -226,12 +224,9 @@ def _remove(session, removed, ids, already_kept):
                             updated_at=models.utcnow()))
                 newly_kept[uuid] = reason
             continue
-        # Ended leases' allocations on it are history that goes with it.
-        for table in (_inventories, _provider_aggs, _traits, _allocations,
-                      _lease_allocations, _kept):
-            session.execute(table.delete().where(
-                table.c.resource_provider_id == provider_id))
-        session.execute(_rp.delete().where(_rp.c.id == provider_id))
+        session.execute(_kept.delete().where(
+            _kept.c.resource_provider_id == provider_id))
+        providers.remove(session, provider_id)
         deleted.add(uuid)
     return newly_kept, deleted
 

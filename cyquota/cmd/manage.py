@@ -33,6 +33,7 @@ from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import exception
+from cyquota.lease_tables import calendar
 from cyquota import quota
 from cyquota import service
 
@@ -112,8 +113,9 @@ def quota_check():
         return _check_against_placement(context, project)
     found = quota.QUOTAS.check_drift(context, project,
                                      _progress(context, 'quota check'))
-    drift, events, reports, trees = (found.counts, found.events,
-                                     found.reports, found.trees)
+    drift, events, reports, trees, leases = (
+        found.counts, found.events, found.reports, found.trees,
+        found.leases)
     if drift:
         print('Counts that disagree with the records:')
         print(_table(['Project', 'Resource', 'Field', 'Recorded', 'Expected'],
@@ -139,10 +141,26 @@ def quota_check():
         print(_table(['Root', 'Resource', 'Field', 'Recorded', 'Expected'],
                      [(t.root_id, t.resource, t.field, t.recorded,
                        t.expected) for t in trees]))
+    if leases:
+        print("Lease records whose copy of the lease's status or window "
+              'disagrees with the lease:')
+        print(_table(['Lease', 'Project', 'Copy', 'Row', 'Field',
+                      'Lease says', 'Copy says'],
+                     [(d.lease_id, d.project_id or '-', d.copy, d.row,
+                       d.field, _said(d.lease_says), _said(d.copy_says))
+                      for d in leases]))
     if found:
         return 1
     print('No drift.')
     return 0
+
+
+def _said(value):
+    """A lease record's value as the check prints it (a date as the API
+    writes it, a missing lease as ``(none)``)."""
+    if value is None:
+        return '(none)'
+    return value if isinstance(value, str) else calendar.isotime(value)
 
 
 def _check_against_placement(context, project):

@@ -75,15 +75,15 @@ class LeaseReservation(models.TimestampMixin, models.Base):
     __table_args__ = (
         sa.Index('lease_reservations_lease_idx', 'lease_id'),
         # The calendar's reads: a level's live windows that start before
-        # a new one ends (cyquota.calendar), each index holding all that
-        # the read returns, so that no row is looked up in the table.
+        # a new one ends (cyquota.lease_tables.overlaps), each index holding all
+        # that the read returns, so that no row is looked up in the table.
         sa.Index('lease_reservations_project_window_idx', 'project_id',
                  'resource', 'status', 'start_date', 'end_date', 'amount',
                  'lease_id'),
         sa.Index('lease_reservations_root_window_idx', 'root_id',
                  'resource', 'status', 'start_date', 'end_date', 'amount',
                  'lease_id'),
-        # The longest pending window (cyquota.calendar).
+        # The longest pending window (cyquota.lease_tables.overlaps).
         sa.Index('lease_reservations_status_span_idx', 'status', 'span'),
         sa.CheckConstraint('amount > 0', name='ck_lease_reservations_amount'),
     )

@@ -161,7 +161,7 @@ class LeaseAllocation(models.TimestampMixin, models.Base):
         sa.Index('lease_allocations_rp_window_idx', 'resource_provider_id',
                  'resource_class', 'status', 'start_date', 'end_date',
                  'amount', 'lease_id'),
-        # The longest pending window (cyquota.calendar).
+        # The longest pending window (cyquota.lease_tables.overlaps).
         sa.Index('lease_allocations_status_span_idx', 'status', 'span'),
         sa.Index('lease_allocations_lease_idx', 'lease_id'),
     )

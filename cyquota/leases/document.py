@@ -2,10 +2,10 @@
 (``enforcement.payload``, Blazar's shape): a lease's name, window and
 reservations, each with the devices it holds or would be given."""
 
-from cyquota import calendar
 from cyquota.enforcement import payload
+from cyquota.lease_tables import calendar
+from cyquota.leases import devices
 from cyquota.leases import store
-from cyquota.placement import windows
 
 
 def of(conn, request, lease_id=None, carrier=None, chosen=None):
@@ -17,7 +17,7 @@ def of(conn, request, lease_id=None, carrier=None, chosen=None):
     if chosen is None and carrier is None:
         chosen = calendar.lease_devices(conn, [lease_id])
     elif chosen is None:
-        chosen = windows.choose(conn, request.device_needs(), request.start,
+        chosen = devices.choose(conn, request.device_needs(), request.start,
                                 request.end, carrier,
                                 exclude_lease=lease_id).parts
     shown = store.filter_allocations(conn, chosen)

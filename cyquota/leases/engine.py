@@ -18,18 +18,16 @@ one transaction locks, in the ledger's order, the lease's row (an update)
 or the project's lease row (a create, which counts the project's leases
 under it: ``[leases] max_leases_per_project``), the project's quota rows
 (``QUOTAS.lease_holdings``) and the chosen providers
-(``placement.windows``), checks the window against quota and device
-capacity (reading the calendar's overlapping windows of both in one
-query, ``calendar.Overlaps``), and writes.
-Start and end (periodic, or DELETE) lock the lease's row first, so each
-happens exactly once; with ``[placement] write_leases`` they record what
-the cloud's Placement should hold, applied once committed
-(``cyquota.cloud.lease_writeback``)."""
+(``devices``), checks the window against quota and device capacity
+(reading the calendar's overlapping windows of both in one query,
+``overlaps.Overlaps``), and writes (``records``, the lease records' one
+writer). Start and end (periodic, or DELETE) lock the lease's row first,
+so each happens exactly once; the listeners of lease events hear each
+change of what a lease holds in its transaction and once it has
+committed (``events``)."""
 
 from oslo_log import log as logging
 
-from cyquota import calendar
-from cyquota.cloud import lease_writeback
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -38,13 +36,15 @@ from cyquota.db import models
 from cyquota.db import write_batch
 from cyquota import enforcement
 from cyquota import exception
+from cyquota.leases import devices
 from cyquota.leases import document
 from cyquota.leases import events
+from cyquota.lease_tables import overlaps as overlaps_mod
+from cyquota.lease_tables import records
 from cyquota.leases import request as request_mod
 from cyquota.leases import store
 from cyquota.leases import update as lease_update
 from cyquota.placement import pools
-from cyquota.placement import windows
 from cyquota import quota
 from cyquota.quota import validation
 
@@ -125,7 +125,7 @@ class LeaseEngine:
         except exception.OverQuota as refused:
             events.refused(context, project_id, refused, 'lease.create')
             raise
-        lease_writeback.apply(context, lease_id)
+        events.committed(context, lease_id)
         if view['status'] == lease_models.ACTIVE:
             events.started_or_ended(
                 context, 'start',
@@ -138,11 +138,11 @@ class LeaseEngine:
             # ERROR leases count too: a project at its bound stores none.
             store.lock_room(conn, project_id, models.utcnow(), live=False)
             batch = write_batch.WriteBatch(conn)
-            store.insert(batch, lease_id, project_id, context.user_id,
-                         request, lease_models.ERROR,
-                         {r.resource: project_id
-                          for r in request.reservations},
-                         status_reason=reason[:1024])
+            records.insert(batch, lease_id, project_id, context.user_id,
+                           request, lease_models.ERROR,
+                           {r.resource: project_id
+                            for r in request.reservations},
+                           status_reason=reason[:1024])
             batch.send()
         LOG.info('Lease %s of project %s refused: %s', lease_id, project_id,
                  reason)
@@ -158,11 +158,11 @@ class LeaseEngine:
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, project_id, list(amounts))
             # The quota's windows are read with the devices'.
-            overlaps = calendar.Overlaps(conn)
+            overlaps = overlaps_mod.Overlaps(conn)
             holdings.ask_windows(overlaps, amounts, max(request.start, now),
                                  request.end)
             # Devices first (unlocked): no room is a 409 before a 403.
-            choice = windows.choose(conn, request.device_needs(),
+            choice = devices.choose(conn, request.device_needs(),
                                     request.start, request.end,
                                     pools.Carrier.of(context, project_id),
                                     overlaps=overlaps)
@@ -171,16 +171,15 @@ class LeaseEngine:
                 raise exception.OverQuota(overs=overs)
             # The writes go as one statement where the server takes it.
             batch = write_batch.WriteBatch(conn)
-            windows.take(batch, choice)
-            row = store.insert(
+            devices.take(batch, choice)
+            row = records.insert(
                 batch, lease_id, project_id, context.user_id, request, status,
-                {r: holdings.root_id(r) for r in amounts})
-            windows.promise(batch, lease_id, choice.parts, request.start,
-                            request.end, status)
+                {r: holdings.root_id(r) for r in amounts}, choice.parts)
             if starts:
-                batch.send()  # The start reads the allocations back.
+                # The providers taken before the start locks them.
+                batch.send()
                 self._start_holding(conn, holdings, lease_id, project_id,
-                                    context.user_id, request)
+                                    context.user_id, request, choice.parts)
             else:
                 holdings.promise(amounts, request.start, request.end)
             holdings.write(batch)
@@ -193,11 +192,11 @@ class LeaseEngine:
 
     @staticmethod
     def _start_holding(conn, holdings, lease_id, project_id, user_id,
-                       request):
+                       request, held=None):
         for resource, amount in sorted(request.amounts().items()):
             holdings.start(resource, amount, lease_id)
-        windows.activate(conn, lease_id, project_id, user_id)
-        lease_writeback.record(conn, lease_id, held=True)
+        devices.activate(conn, lease_id, project_id, user_id, held)
+        events.record(conn, lease_id, events.STARTED)
 
     # -- reads -------------------------------------------------------------
 
@@ -262,7 +261,7 @@ class LeaseEngine:
                            'lease.update')
             raise
         if grown:
-            lease_writeback.apply(context, lease_id)
+            events.committed(context, lease_id)
         return self.get(context, lease_id)
 
     # -- start and end -----------------------------------------------------
@@ -274,7 +273,7 @@ class LeaseEngine:
         saying it was cancelled (``store.ending``). LeaseConflict (409)
         for an ENDED or ERROR one."""
         document, row = self._end(context, lease_id)
-        lease_writeback.apply(context, lease_id)
+        events.committed(context, lease_id)
         events.started_or_ended(context, 'end',
                                 events.summary(row, lease_models.ENDED))
         self.chain.on_end(context, document, lease_id=lease_id,
@@ -289,7 +288,7 @@ class LeaseEngine:
             row = self._start(context, lease_id)
             if row is not None:
                 started += 1
-                lease_writeback.apply(context, lease_id)
+                events.committed(context, lease_id)
                 events.started_or_ended(
                     context, 'start', events.summary(row, lease_models.ACTIVE))
         return started
@@ -303,7 +302,7 @@ class LeaseEngine:
             if ended_now is not None:
                 document, row = ended_now
                 ended += 1
-                lease_writeback.apply(context, lease_id)
+                events.committed(context, lease_id)
                 events.started_or_ended(
                     context, 'end', events.summary(row, lease_models.ENDED))
                 # The filters' context at the periodic end: the lease's,
@@ -343,7 +342,7 @@ class LeaseEngine:
                 context, conn, row.project_id, list(amounts))
             self._start_holding(conn, holdings, lease_id, row.project_id,
                                 row.user_id, request)
-            store.set_status(conn, lease_id, lease_models.ACTIVE)
+            records.start(conn, lease_id)
             holdings.release(amounts, row.start_date, row.end_date, now)
             holdings.write()
         LOG.info('Lease %s of project %s started', lease_id, row.project_id)
@@ -376,10 +375,9 @@ class LeaseEngine:
             if row.status == lease_models.ACTIVE:
                 for resource, amount in sorted(amounts.items()):
                     holdings.end(resource, amount, lease_id)
-                lease_writeback.record(conn, lease_id, held=False)
-            windows.release(context, conn, lease_id, row.start_date,
-                            end_date)
-            ended = store.end(conn, row, end_date, reason)
+                events.record(conn, lease_id, events.ENDED)
+            devices.release(context, lease_id)
+            ended = records.end(conn, row, end_date, reason)
             if row.status == lease_models.PENDING:
                 holdings.release(list(amounts), row.start_date,
                                  row.end_date, now)

@@ -22,8 +22,8 @@ import datetime
 from cyquota.conf import CONF
 from cyquota.db import models
 from cyquota import exception
+from cyquota.leases import devices
 from cyquota.placement import member_of as member_of_mod
-from cyquota.placement import windows
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation
 
@@ -72,8 +72,8 @@ class LeaseRequest:
         return totals
 
     def device_needs(self):
-        """What each reservation asks of devices (``windows.choose``)."""
-        return [windows.DeviceNeed(r.id, r.resource, r.amount,
+        """What each reservation asks of devices (``devices.choose``)."""
+        return [devices.DeviceNeed(r.id, r.resource, r.amount,
                                    r.parsed_member_of(), r.member_key)
                 for r in self.reservations]
 

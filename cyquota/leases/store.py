@@ -1,4 +1,6 @@
-"""Lease rows: written and read back as the views the API answers."""
+"""Lease rows read back as the views the API answers, the lease's lock,
+and each project's count of leases (``lease_projects``); ``records``
+writes the lease rows."""
 
 import collections
 import json
@@ -6,26 +8,18 @@ import json
 import sqlalchemy as sa
 import uuid6
 
-from cyquota import calendar
 from cyquota.conf import CONF
+from cyquota.db import backends
 from cyquota.db import lease_models
 from cyquota.db import markers
-from cyquota.db import models
-from cyquota.db import types
 from cyquota import exception
+from cyquota.lease_tables import calendar
+from cyquota.leases import devices
 from cyquota.leases import request as request_mod
 from cyquota.placement import providers
-from cyquota.placement import windows
 
 _leases = lease_models.Lease.__table__
 _projects = lease_models.LeaseProject.__table__
-_reservations = lease_models.LeaseReservation.__table__
-
-#: A lease's row as ``insert`` stored it (the columns a view shows).
-StoredLease = collections.namedtuple('StoredLease', [
-    'id', 'project_id', 'user_id', 'name', 'start_date', 'end_date',
-    'status', 'status_reason', 'created_at', 'updated_at'])
-
 
 def new_id():
     """A new lease's or lease reservation's id: a UUID that begins with
@@ -34,31 +28,6 @@ def new_id():
     its primary key's order: a random id writes to a random page, which
     a calendar larger than the buffer pool reads from disk first)."""
     return str(uuid6.uuid7())
-
-
-def insert(batch, lease_id, project_id, user_id, request, status, root_ids,
-           status_reason=None):
-    """Store a lease and its reservations (``request``: a LeaseRequest
-    whose reservations have their ids): writes of ``batch`` (a
-    ``write_batch.WriteBatch``); returns the lease's row as stored."""
-    now = models.utcnow()
-    row = StoredLease(
-        id=lease_id, project_id=project_id, user_id=user_id,
-        name=request.name or lease_id, start_date=request.start,
-        end_date=request.end, status=status, status_reason=status_reason,
-        created_at=now, updated_at=None)
-    batch.insert(_leases, [{key: value for key, value in row._asdict().items()
-                            if key != 'updated_at'}])
-    span = types.seconds(request.start, request.end)
-    batch.insert(_reservations, [
-        dict(id=r.id, lease_id=lease_id, position=index,
-             project_id=project_id, root_id=root_ids[r.resource],
-             resource=r.resource, amount=r.amount,
-             member_of=json.dumps(r.member_of), member_key=r.member_key,
-             start_date=request.start, end_date=request.end, status=status,
-             span=span, created_at=now)
-        for index, r in enumerate(request.reservations)])
-    return row
 
 
 def _errors(project_id, now, most):
@@ -143,18 +112,6 @@ def lock(conn, lease_id):
     return row
 
 
-def set_status(conn, lease_id, status, status_reason=None):
-    now = models.utcnow()
-    values = dict(status=status, updated_at=now)
-    if status_reason is not None:
-        values['status_reason'] = status_reason
-    conn.execute(_leases.update().where(_leases.c.id == lease_id)
-                 .values(**values))
-    conn.execute(_reservations.update()
-                 .where(_reservations.c.lease_id == lease_id)
-                 .values(status=status, updated_at=now))
-
-
 #: The ``status_reason`` of an ACTIVE lease a DELETE ended before its
 #: scheduled end (ISO 8601, as the API writes dates); its ``end_date``
 #: became the moment it ended.
@@ -178,39 +135,9 @@ def ending(row, now, deleted):
     return row.end_date, row.status_reason  # Its end had come already.
 
 
-def end(conn, row, end_date, status_reason):
-    """Store lease ``row`` (locked) as ENDED at ``end_date`` for
-    ``status_reason`` (``ending``); returns the row as stored."""
-    now = models.utcnow()
-    conn.execute(_leases.update().where(_leases.c.id == row.id).values(
-        status=lease_models.ENDED, status_reason=status_reason,
-        end_date=end_date, updated_at=now))
-    conn.execute(_reservations.update()
-                 .where(_reservations.c.lease_id == row.id)
-                 .values(status=lease_models.ENDED, end_date=end_date,
-                         span=types.seconds(row.start_date, end_date),
-                         updated_at=now))
-    return StoredLease(**dict(
-        {field: getattr(row, field) for field in StoredLease._fields},
-        status=lease_models.ENDED, status_reason=status_reason,
-        end_date=end_date, updated_at=now))
-
-
-def change(conn, lease_id, request):
-    """Store a lease's new name, window and amounts."""
-    now = models.utcnow()
-    conn.execute(_leases.update().where(_leases.c.id == lease_id).values(
-        name=request.name, start_date=request.start, end_date=request.end,
-        updated_at=now))
-    conn.execute(
-        _reservations.update()
-        .where(_reservations.c.id == sa.bindparam('reservation_id'))
-        .values(amount=sa.bindparam('new_amount'), start_date=request.start,
-                end_date=request.end,
-                span=types.seconds(request.start, request.end),
-                updated_at=now),
-        [{'reservation_id': r.id, 'new_amount': r.amount}
-         for r in request.reservations])
+def every_id(conn):
+    """The id of every lease stored (each a consumer of cyquota's own)."""
+    return conn.execute(sa.select(_leases.c.id)).scalars()
 
 
 def due(conn, status, column, now, batch):
@@ -251,7 +178,7 @@ def _names(conn, held):
     """``{provider_id: (uuid, name, root uuid)}`` of the providers of
     ``held``, in one query (none when it holds nothing)."""
     ids = _provider_ids(held)
-    return windows.names(conn, ids) if ids else {}
+    return devices.names(conn, ids) if ids else {}
 
 
 def _allocation_views(held, view, names):
@@ -323,9 +250,9 @@ def view(conn, row):
 
 
 def created_view(row, request, choice):
-    """The view of a lease just stored: ``insert``'s row, its ``request``
-    and the devices chosen (a ``windows.Choice``, with their names);
-    nothing is read."""
+    """The view of a lease just stored: ``records.insert``'s row, its
+    ``request`` and the devices chosen (a ``devices.Choice``, with their
+    names); nothing is read."""
     return _view(row, request.reservations, _allocation_views(
         choice.parts, _api_allocation, choice.names))
 
@@ -382,7 +309,5 @@ def rows(conn, project_id=None, status=None, limit=None, marker=None):
         # MariaDB's planner sorts the whole table for a first page, and
         # reads a project's index from its newest lease down to the
         # marker rather than from the marker on; named, it ranges.
-        for dialect in ('mysql', 'mariadb'):
-            query = query.with_hint(_leases, 'FORCE INDEX (%s)' % index,
-                                    dialect)
+        query = backends.of(conn).through_index(query, _leases, index)
     return conn.execute(query).all()

@@ -14,15 +14,17 @@ import collections
 
 from oslo_log import log as logging
 
-from cyquota import calendar
-from cyquota.cloud import lease_writeback
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import write_batch
 from cyquota import exception
+from cyquota.lease_tables import calendar
+from cyquota.leases import devices
+from cyquota.leases import events
+from cyquota.lease_tables import overlaps as overlaps_mod
+from cyquota.lease_tables import records
 from cyquota.leases import store
-from cyquota.placement import windows
 from cyquota import quota
 
 LOG = logging.getLogger(__name__)
@@ -49,9 +51,9 @@ def added(current, request):
 
 def added_needs(current, request):
     """What the reservations that grow ask of devices besides what they
-    hold (``windows.DeviceNeed``s, keyed by reservation id)."""
+    hold (``devices.DeviceNeed``s, keyed by reservation id)."""
     was = {r.id: r.amount for r in current.reservations}
-    return [windows.DeviceNeed(r.id, r.resource, r.amount - was[r.id],
+    return [devices.DeviceNeed(r.id, r.resource, r.amount - was[r.id],
                                r.parsed_member_of(), r.member_key)
             for r in request.reservations if r.amount > was[r.id]]
 
@@ -77,17 +79,17 @@ def grow_choice(conn, lease_id, current, request, carrier, now,
                 overlaps=None):
     """For ACTIVE lease ``lease_id`` changed from ``current`` to
     ``request``: ``(held, choice)``, the devices it holds, their keys
-    carried as ``carrier`` may carry them now (``windows.check_carried``),
-    and a ``windows.Choice`` of devices, read without locks, for what it
+    carried as ``carrier`` may carry them now (``devices.check_carried``),
+    and a ``devices.Choice`` of devices, read without locks, for what it
     adds over ``[now, end)`` around those it keeps (None when it adds
-    nothing). ``overlaps``: as for ``windows.choose``."""
+    nothing). ``overlaps``: as for ``devices.choose``."""
     held = calendar.lease_devices(conn, [lease_id])
-    windows.check_carried(conn, request.device_needs(), held, carrier, now,
+    devices.check_carried(conn, request.device_needs(), held, carrier, now,
                           request.end)
     needs = added_needs(current, request)
     if not needs:
         return held, None
-    return held, windows.choose(conn, needs, now, request.end, carrier,
+    return held, devices.choose(conn, needs, now, request.end, carrier,
                                 exclude_lease=lease_id, overlaps=overlaps,
                                 kept=kept(held))
 
@@ -99,7 +101,7 @@ def devices_after(conn, row, current, request, carrier, now):
     if not moves(current, request):
         return calendar.lease_devices(conn, [row.id])
     if row.status != lease_models.ACTIVE:
-        return windows.choose(conn, request.device_needs(), request.start,
+        return devices.choose(conn, request.device_needs(), request.start,
                               request.end, carrier,
                               exclude_lease=row.id).parts
     held, choice = grow_choice(conn, row.id, current, request, carrier, now)
@@ -127,20 +129,20 @@ def apply(context, lease_id, seen, current, request, carrier):
                 status='%s, changed meanwhile; try again' % row.status)
         if not moves(current, request):
             # A rename keeps the devices: nothing to check again.
-            store.change(conn, lease_id, request)
+            records.change(conn, lease_id, request)
             return False
         amounts = request.amounts()
         holdings = quota.QUOTAS.lease_holdings(
             context, conn, row.project_id, list(amounts))
         active = row.status == lease_models.ACTIVE
-        overlaps = calendar.Overlaps(conn)
+        overlaps = overlaps_mod.Overlaps(conn)
         holdings.ask_windows(overlaps, amounts, max(request.start, now),
                              request.end, exclude_lease=lease_id)
         if active:
             held, choice = grow_choice(conn, lease_id, current, request,
                                        carrier, now, overlaps)
         else:
-            choice = windows.choose(conn, request.device_needs(),
+            choice = devices.choose(conn, request.device_needs(),
                                     request.start, request.end, carrier,
                                     exclude_lease=lease_id,
                                     overlaps=overlaps)
@@ -149,19 +151,18 @@ def apply(context, lease_id, seen, current, request, carrier):
             raise exception.OverQuota(overs=overs)
         if active:
             # It keeps its devices; what it adds it holds at once.
-            windows.check(conn, held, now, request.end, lease_id)
+            devices.check(conn, held, now, request.end, lease_id)
             if choice is not None:
                 _grow(conn, holdings, lease_id, current, request, choice)
-            windows.reschedule(conn, lease_id, request.start, request.end,
-                               held)
+            devices.retake(conn, held)
         else:
-            windows.forget(conn, lease_id)
+            records.drop_devices(conn, lease_id)
             batch = write_batch.WriteBatch(conn)
-            windows.take(batch, choice)
-            windows.promise(batch, lease_id, choice.parts, request.start,
-                            request.end, row.status)
+            devices.take(batch, choice)
+            records.add_devices(batch, lease_id, choice.parts, request.start,
+                                request.end, row.status)
             batch.send()
-        store.change(conn, lease_id, request)
+        records.change(conn, lease_id, request, move_devices=active)
         holdings.refresh(list(amounts), now)
         holdings.write()
     return active and choice is not None
@@ -171,15 +172,15 @@ def _grow(conn, holdings, lease_id, current, request, choice):
     """An ACTIVE lease takes the devices ``choice`` for what ``request``
     adds to ``current``, and their amounts into ``used``."""
     batch = write_batch.WriteBatch(conn)
-    # Before ``reschedule`` moves the held providers' generations on.
-    windows.take(batch, choice)
-    windows.promise(batch, lease_id, choice.parts, request.start,
-                    request.end, lease_models.ACTIVE)
-    windows.hold(batch, lease_id, choice.parts)
+    # Before ``retake`` moves the held providers' generations on.
+    devices.take(batch, choice)
+    records.add_devices(batch, lease_id, choice.parts, request.start,
+                        request.end, lease_models.ACTIVE)
+    devices.hold(batch, lease_id, choice.parts)
     batch.send()
     grown = added(current, request)
     for resource, amount in sorted(grown.items()):
         holdings.start(resource, amount, lease_id)
-    lease_writeback.record(conn, lease_id, held=True, grown=True)
+    events.record(conn, lease_id, events.GROWN)
     LOG.info('Lease %s of project %s grew by %s', lease_id,
              holdings.project_id, grown)

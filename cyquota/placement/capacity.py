@@ -5,7 +5,7 @@ capacity = int((total - reserved) * allocation_ratio); a request of
 multiple of ``step_size`` and ``used + promised + amount <= capacity``:
 Placement's rule, with room kept for what leases are promised on the
 provider (``promised``: the peak, from now on, of pending lease
-allocations; see ``windows``).
+allocations; see ``cyquota.leases.devices``).
 """
 
 import collections
@@ -13,8 +13,8 @@ import dataclasses
 
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.db import placement_models
+from cyquota.lease_tables import calendar
 
 _inventories = placement_models.Inventory.__table__
 _allocations = placement_models.DeviceAllocation.__table__

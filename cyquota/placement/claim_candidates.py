@@ -30,7 +30,7 @@ are few).
 
 import typing
 
-from cyquota import calendar
+from cyquota.lease_tables import calendar
 from cyquota.placement import candidates
 from cyquota.placement import capacity
 from cyquota.placement import claim_sql

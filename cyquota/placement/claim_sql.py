@@ -29,8 +29,8 @@ import functools
 
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.db import placement_models
+from cyquota.lease_tables import calendar
 from cyquota.placement import capacity
 from cyquota.placement import traits
 

@@ -29,8 +29,8 @@ names its own (``_device_class``, ``_device_amount``, ``_consumer_id``,
 
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.db import placement_models
+from cyquota.lease_tables import calendar
 from cyquota.placement import capacity
 from cyquota.placement import claim_sql
 from cyquota.placement import pools

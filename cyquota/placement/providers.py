@@ -15,11 +15,12 @@ from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota.db import placement_models
 from cyquota import exception
+from cyquota.lease_tables import calendar
+from cyquota.lease_tables import records
 from cyquota.placement import capacity
 
 _rp = placement_models.ResourceProvider.__table__
@@ -28,7 +29,6 @@ _allocations = placement_models.DeviceAllocation.__table__
 _provider_aggs = placement_models.ProviderAggregate.__table__
 _aggregates = placement_models.Aggregate.__table__
 _traits = placement_models.ProviderTrait.__table__
-_lease_allocations = placement_models.LeaseAllocation.__table__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,12 +197,19 @@ def delete(context, uuid):
         if calendar.promised_on(session, provider_id):
             raise exception.ResourceProviderInUse(
                 uuid=uuid, reason='Resource provider is promised to leases.')
-        # Ended leases' allocations on it are history that goes with it.
-        for table in (_inventories, _provider_aggs, _traits,
-                      _lease_allocations):
-            session.execute(table.delete().where(
-                table.c.resource_provider_id == provider_id))
-        session.execute(_rp.delete().where(_rp.c.id == provider_id))
+        remove(session, provider_id)
+
+
+def remove(session, provider_id):
+    """Delete provider ``provider_id``, which nothing live holds, with
+    its inventories, aggregate links, traits and holdings of consumers
+    that are not cyquota's; ended leases' devices on it are history that
+    goes with it (``records.drop_provider_history``)."""
+    for table in (_inventories, _provider_aggs, _traits, _allocations):
+        session.execute(table.delete().where(
+            table.c.resource_provider_id == provider_id))
+    records.drop_provider_history(session, provider_id)
+    session.execute(_rp.delete().where(_rp.c.id == provider_id))
 
 
 def read(context, uuid, reader):

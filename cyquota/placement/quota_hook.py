@@ -1,5 +1,5 @@
 """The device hook the quota ledger is given at start-up
-(``cyquota.service.connect_devices``).
+(``cyquota.service.connect_hooks``).
 
 The ledger claims and frees devices through these few calls and imports
 nothing of Placement; device selection imports nothing of the ledger.

@@ -31,11 +31,11 @@ import dataclasses
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
+from cyquota.lease_tables import calendar
 from cyquota.quota import attachments
 
 _usages = models.QuotaUsage.__table__
@@ -264,17 +264,19 @@ def find_tree_drift(context, model, root_id=None):
 @dataclasses.dataclass(frozen=True)
 class Findings:
     """What ``check`` found: drifting counts, unacknowledged drift events,
-    consumers that disagree with the agents' reports, and drifting
-    aggregate rows of the model."""
+    consumers that disagree with the agents' reports, drifting aggregate
+    rows of the model, and copies of a lease's status or window that
+    disagree with its own (``calendar.Disagreement``)."""
 
     counts: list
     events: list
     reports: list
     trees: list
+    leases: list
 
     def __bool__(self):
         return bool(self.counts or self.events or self.reports
-                    or self.trees)
+                    or self.trees or self.leases)
 
 
 def check(context, model, project_id=None, progress=None):
@@ -284,7 +286,15 @@ def check(context, model, project_id=None, progress=None):
     return Findings(find_drift(context, project_id, progress),
                     unresolved_events(context, project_id),
                     find_report_drift(context, project_id),
-                    find_tree_drift(context, model, project_id))
+                    find_tree_drift(context, model, project_id),
+                    lease_disagreements(context, project_id))
+
+
+def lease_disagreements(context, project_id=None):
+    """The copies of a lease's status or window (its reservations', its
+    devices') that are not the lease's own (``calendar.disagreements``)."""
+    with db_api.reader(context) as session:
+        return calendar.disagreements(session.connection(), project_id)
 
 
 def unresolved_events(context, project_id=None):

@@ -11,15 +11,16 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import placement_models
 from cyquota.db import prepared
+from cyquota.lease_tables import calendar
+from cyquota.leases import devices as lease_devices
+from cyquota.lease_tables import overlaps
 from cyquota.placement import device_pages
 from cyquota.placement import member_of
 from cyquota.placement import pools
-from cyquota.placement import windows
 from tests import fixtures
 from tests.unit.test_engine import START, clock  # noqa: F401,H301
 from tests.unit import test_lease_calendar
@@ -84,7 +85,7 @@ def test_every_connection_keeps_one_plan(backend, devices):  # noqa: F811
     start = START + test_lease_calendar.HOUR
     with db_api.get_engine().connect() as conn:
         for _ in range(6):  # Past the five runs PostgreSQL plans afresh.
-            windows.choose(conn, [windows.DeviceNeed(
+            lease_devices.choose(conn, [lease_devices.DeviceNeed(
                 'r1', 'FPGA', 1, member_of.MemberOf())], start,
                 start + test_lease_calendar.HOUR, pools.Carrier('p1'))
         kept = conn.exec_driver_sql(
@@ -145,10 +146,10 @@ def test_windows_read_from_their_indexes_alone(backend, device):  # noqa
         if postgresql:  # Else a table this small is read whole.
             conn.exec_driver_sql('SET LOCAL enable_seqscan = off')
             conn.exec_driver_sql('SET LOCAL enable_bitmapscan = off')
-        overlaps = calendar.Overlaps(conn)
-        asked = [overlaps.levels(key, holder, {'FPGA'}, begin, end)
+        reads = overlaps.Overlaps(conn)
+        asked = [reads.levels(key, holder, {'FPGA'}, begin, end)
                  for key, holder in (('project_id', 'p1'), ('root_id', 'r1'))]
-        asked.append(overlaps.devices({'FPGA'}, begin, end, {provider_id}))
+        asked.append(reads.devices({'FPGA'}, begin, end, {provider_id}))
         sa.event.listen(conn, 'before_cursor_execute', seen)
         found = [each.windows() for each in asked]
         sa.event.remove(conn, 'before_cursor_execute', seen)

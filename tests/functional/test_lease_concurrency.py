@@ -34,10 +34,10 @@ from cyquota.db import placement_models
 from cyquota.db import write_batch
 from cyquota import exception
 from cyquota import leases
+from cyquota.leases import devices as lease_devices
 from cyquota.placement import allocations
 from cyquota.placement import member_of
 from cyquota.placement import pools
-from cyquota.placement import windows
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit.placement.conftest import Tree
@@ -578,7 +578,7 @@ def test_extending_an_active_lease_without_room_is_no_valid_allocation(
     """The storm's first find: an ACTIVE lease's new end that its devices
     cannot hold (another lease has them next) must be a 409
     NoValidAllocation, as for a PENDING lease. The engine checks it with
-    ``windows.check`` alone, which raises AllocationRaced (a DBDeadlock):
+    ``devices.check`` alone, which raises AllocationRaced (a DBDeadlock):
     retried to exhaustion, then escaping as a database error."""
     tree = Tree(ctx)
     tree.provider('cn1')
@@ -603,9 +603,11 @@ def test_extending_an_active_lease_without_room_is_no_valid_allocation(
 def _stale_choice(ctx, start, end):
     """The devices a lease over ``[start, end)`` would get, chosen now
     (before what the caller does next)."""
-    need = windows.DeviceNeed('r', RESOURCE, DEVICE_SIZE, member_of.parse([]))
+    need = lease_devices.DeviceNeed('r', RESOURCE, DEVICE_SIZE,
+                                    member_of.parse([]))
     with db_api.get_engine().connect() as conn:
-        return windows.choose(conn, [need], start, end, pools.Carrier('p3'))
+        return lease_devices.choose(conn, [need], start, end,
+                                    pools.Carrier('p3'))
 
 
 @pytest.mark.parametrize('taker', ['another lease', 'an extended lease'])
@@ -638,6 +640,6 @@ def test_a_choice_that_went_stale_is_not_taken(backend, ctx, taker):
                              {'end_date': _iso(start + 5 * MINUTE)})
     with db_api.writer_connection(ctx) as conn:
         batch = write_batch.WriteBatch(conn)
-        windows.take(batch, stale)
+        lease_devices.take(batch, stale)
         with pytest.raises(allocations.AllocationRaced):
             batch.send()

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 import pytest
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.conf import CONF
 from cyquota.context import get_admin_context as cyquota_context
 from cyquota.db import api as db_api
@@ -23,10 +22,12 @@ from cyquota.db import prepared
 from cyquota.db import types
 from cyquota import exception
 from cyquota import leases
+from cyquota.lease_tables import calendar
+from cyquota.leases import devices as lease_devices
+from cyquota.lease_tables import overlaps
 from cyquota.placement import device_pages
 from cyquota.placement import member_of
 from cyquota.placement import pools
-from cyquota.placement import windows
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.unit.placement.conftest import Tree
@@ -131,20 +132,20 @@ def check_peaks_equal_the_sweep(device):
             begin, end = START + start * HOUR, START + (start + hours) * HOUR
             want = _expected_windows(found, begin, end)
             # Asked together (one query) and each alone, locked or not.
-            overlaps = calendar.Overlaps(conn)
-            level = overlaps.levels('project_id', 'p1', {'FPGA'}, begin, end)
-            held = overlaps.devices({'FPGA'}, begin, end, {provider_id})
+            reads = overlaps.Overlaps(conn)
+            level = reads.levels('project_id', 'p1', {'FPGA'}, begin, end)
+            held = reads.devices({'FPGA'}, begin, end, {provider_id})
             # A level reads the windows that overlap, no other.
-            for got in (level.windows()['FPGA'], calendar.Overlaps(
+            for got in (level.windows()['FPGA'], overlaps.Overlaps(
                     conn).levels('root_id', 'r1', {'FPGA'}, begin,
                                  end).windows()['FPGA']):
                 assert sorted(w[:3] for w in got) == want
             for got in (
                     _on(held.windows(), provider_id),
-                    _on(calendar.Overlaps(conn).devices(
+                    _on(overlaps.Overlaps(conn).devices(
                         {'FPGA'}, begin, end, {provider_id}).windows(),
                         provider_id),
-                    _on(calendar.device_windows(
+                    _on(overlaps.device_windows(
                         conn, {'FPGA'}, begin, end, {provider_id}),
                         provider_id)):
                 assert _overlapping(got, begin, end) == want
@@ -174,10 +175,10 @@ def check_a_longer_window_than_the_last_read_found(device):
     def read():
         with db_api.get_engine().connect() as conn:
             def both():
-                overlaps = calendar.Overlaps(conn)
-                level = overlaps.levels('project_id', 'p1', {'FPGA'}, begin,
+                reads = overlaps.Overlaps(conn)
+                level = reads.levels('project_id', 'p1', {'FPGA'}, begin,
                                         end)
-                held = overlaps.devices({'FPGA'}, begin, end, {provider_id})
+                held = reads.devices({'FPGA'}, begin, end, {provider_id})
                 return level.windows()['FPGA'], held.windows()
             with fixtures.statements_sent() as sent:
                 found = both()
@@ -441,15 +442,17 @@ def uneven(ctx):
                                    min_size=1, max_size=6))
 def test_a_page_at_a_time_chooses_as_all_at_once(sqlite_db, uneven,
                                                  monkeypatch, amounts):
-    needs = [windows.DeviceNeed('w%d' % n, 'FPGA', amount, member_of.parse(
-        ['in:' + uneven.aggregate('even')] if even else []))
+    needs = [lease_devices.DeviceNeed(
+        'w%d' % n, 'FPGA', amount,
+        member_of.parse(['in:' + uneven.aggregate('even')] if even else []))
         for n, (amount, even) in enumerate(amounts)]
 
     def choose():
         with db_api.get_engine().connect() as conn:
             try:
-                return windows.choose(conn, needs, START, START + HOUR,
-                                      pools.Carrier('p1'))
+                return lease_devices.choose(conn, needs, START,
+                                            START + HOUR,
+                                            pools.Carrier('p1'))
             except exception.NoValidAllocation as refused:
                 return refused.message
     monkeypatch.setattr(device_pages, 'PAGE', 1000)

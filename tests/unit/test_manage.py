@@ -1,5 +1,6 @@
 """cyquota-manage as an operator runs it: a real process, a config file."""
 
+import datetime
 import sqlite3
 import subprocess
 import sys
@@ -179,3 +180,34 @@ def test_placement_without_its_options_is_one_line(manage):
         assert result.stderr == (
             'quota %s: [placement] auth_type: not set: Keystone credentials '
             'are needed (for example auth_type = password)\n' % command[0])
+
+
+def test_check_lists_a_lease_copy_that_disagrees(manage, ctx):
+    from cyquota import leases
+    from tests.unit.placement.conftest import Tree
+    assert manage('db', 'sync').returncode == 0
+    fixtures.use_database(manage.url, migrate=False)
+    tree = Tree(ctx)
+    tree.provider('cn1')
+    tree.provider('dev1', parent='cn1', inventory={'FPGA': {'total': 2}})
+    leases.LEASES.reset()
+    end = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(
+        hours=2)
+    made = leases.LEASES.create(ctx, 'proj-a', dict(
+        end_date=end.isoformat(), reservations=[
+            {'resource_type': 'accelerator:FPGA', 'amount': 1}]))
+    clean = manage('quota', 'check')
+    assert (clean.returncode, clean.stdout.strip()) == (0, 'No drift.')
+
+    with db_api.get_engine().begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE lease_allocations SET status = 'PENDING'")
+        [row] = conn.exec_driver_sql('SELECT id FROM lease_allocations')
+    drifting = manage('quota', 'check')
+    assert drifting.returncode == 1
+    assert ("Lease records whose copy of the lease's status or window "
+            'disagrees with the lease:') in drifting.stdout
+    assert [cells for cells in _rows(drifting.stdout)
+            if cells[0] != 'Lease'] == [
+        [made['id'], 'proj-a', 'lease_allocations', str(row.id), 'status',
+         'ACTIVE', 'PENDING']]

@@ -240,3 +240,28 @@ def test_an_active_lease_is_not_adopted_from_placement(ctx):
         made['id']: 'p1'}
     assert repair.placement_adoption(ctx, {}) == {}
     assert repair.placement_adoption(ctx, {'p1': {}}, 'p1') == {}
+
+
+def test_lease_copies_that_disagree_are_found(pool, ctx):  # noqa: F811
+    pending = lease(ctx, 1, at(1), at(2))
+    active = lease(ctx, 1, 'now', at(2), project='p2')
+    assert Q.check_drift(ctx).leases == []
+    _corrupt("UPDATE lease_reservations SET status = 'ENDED' "
+             "WHERE lease_id = '%s'" % pending['id'])
+    _corrupt("UPDATE lease_allocations SET lease_id = 'gone' "
+             "WHERE lease_id = '%s'" % active['id'])
+    [reservation] = pending['reservations']
+    found = Q.check_drift(ctx).leases
+    assert sorted((d.lease_id, d.copy, d.field) for d in found) == sorted([
+        (pending['id'], 'lease_reservations', 'status'),
+        ('gone', 'lease_allocations', 'end_date'),
+        ('gone', 'lease_allocations', 'start_date'),
+        ('gone', 'lease_allocations', 'status')])
+    says = {(d.lease_id, d.field): (d.project_id, d.lease_says, d.copy_says)
+            for d in found}
+    assert says[pending['id'], 'status'] == ('p1', 'PENDING', 'ENDED')
+    assert says['gone', 'status'] == (None, None, 'ACTIVE')
+    assert [d.row for d in found if d.lease_id == pending['id']] == [
+        reservation['id']]
+    assert [d.lease_id for d in Q.check_drift(ctx, 'p1').leases] == [
+        pending['id']]

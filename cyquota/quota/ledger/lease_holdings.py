@@ -25,15 +25,16 @@ one query) and, under those locks:
   recounts it (``calendar.promised``). So neither a create nor, most
   often, a start reads the project's whole future.
 
-The windows come from ``cyquota.calendar``, one query for every level and
-resource of the event, read with the devices' windows (``ask_windows``).
+The windows come from the lease calendar (``cyquota.lease_tables.overlaps``),
+one query for every level and resource of the event, read with the
+devices' windows (``ask_windows``).
 """
 
 import sqlalchemy as sa
 
-from cyquota import calendar
 from cyquota.db import models
 from cyquota.db import write_batch
+from cyquota.lease_tables import calendar
 from cyquota.quota.ledger import consumers
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.ledger import usage as usage_rows
@@ -85,7 +86,7 @@ class LeaseHoldings:
 
     def ask_windows(self, overlaps, amounts, start, end,
                     exclude_lease=None):
-        """Ask ``overlaps`` (a ``calendar.Overlaps``) for the windows at
+        """Ask ``overlaps`` (an ``overlaps.Overlaps``) for the windows at
         every level that ``window_overs`` checks ``amounts``
         ({resource: amount}) held over ``[start, end)`` against: all
         levels' in one query, with what else it is asked.

@@ -8,13 +8,13 @@ import pytest
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota import exception
+from cyquota.leases import devices as lease_devices
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
 from cyquota.placement import candidates
 from cyquota.placement import member_of
 from cyquota.placement import pools as pool_rule
 from cyquota.placement import request
-from cyquota.placement import windows
 
 ONE = {'FPGA': {'total': 1}}
 
@@ -94,15 +94,15 @@ def test_prefixes_come_from_the_configuration(pools):
 def leased(tree, amount, **params):
     """The devices chosen for a lease of ``amount`` FPGAs (one from each
     device), or None when there are too few."""
-    need = windows.DeviceNeed('r', 'FPGA', amount, member_of.parse(
+    need = lease_devices.DeviceNeed('r', 'FPGA', amount, member_of.parse(
         [params['member_of']] if 'member_of' in params else []),
         params.get('member_key'))
     start = datetime.datetime(2030, 1, 1)
     with db_api.get_engine().connect() as conn:
         try:
-            choice = windows.choose(conn, [need], start,
-                                    start + datetime.timedelta(hours=1),
-                                    pool_rule.Carrier('p1', privileged=True))
+            choice = lease_devices.choose(
+                conn, [need], start, start + datetime.timedelta(hours=1),
+                pool_rule.Carrier('p1', privileged=True))
         except exception.NoValidAllocation:
             return None
     return {name for _uuid, name, _root in choice.names.values()}

@@ -1,5 +1,6 @@
-"""Device capacity over time: devices chosen and promised to leases for
-their windows.
+"""The lease device schedule: devices chosen and promised to leases for
+their windows (a ``Choice``, which ``records`` stores), and held by a
+lease while it is active.
 
 A lease holds, on each chosen provider, an amount of a resource class for
 ``[start, end)`` (``lease_allocations``). At every instant, what ordinary
@@ -34,19 +35,17 @@ import typing
 
 import sqlalchemy as sa
 
-from cyquota import calendar
-from cyquota.db import lease_models
 from cyquota.db import models
 from cyquota.db import placement_models
-from cyquota.db import types
 from cyquota import exception
+from cyquota.lease_tables import calendar
+from cyquota.lease_tables import overlaps as overlaps_mod
 from cyquota.placement import allocations
 from cyquota.placement import capacity
 from cyquota.placement import device_pages
 from cyquota.placement import pools
 from cyquota.placement import providers
 
-_lease_allocations = placement_models.LeaseAllocation.__table__
 _device_allocations = placement_models.DeviceAllocation.__table__
 _consumers = placement_models.DeviceConsumer.__table__
 _rp = placement_models.ResourceProvider.__table__
@@ -87,7 +86,7 @@ class DeviceNeed:
 def _room(records, held, start, end, exclude_lease, kept=None):
     """``{(provider_id, rc): amount}`` free over ``[start, end)`` in the
     inventory ``records`` already read, ``held`` their overlapping lease
-    windows (``calendar.Overlaps.devices``' answer), less ``kept``
+    windows (``overlaps.Overlaps.devices``' answer), less ``kept``
     (``{(provider_id, rc): amount}`` held over all of it)."""
     kept = kept or {}
     result = {}
@@ -155,7 +154,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
     all: a fixed number of queries while the first page has room, however
     many devices and reservations there are (and of windows: only the
     page's providers' are read). The first page's windows are asked of
-    ``overlaps`` (a ``calendar.Overlaps``, default a new one), read with
+    ``overlaps`` (an ``overlaps.Overlaps``, default a new one), read with
     what else it was asked. ``kept``: ``{(provider_id, rc): amount}`` that
     the lease ``exclude_lease`` keeps over the whole window (an active
     lease that grows), room the choice leaves to it.
@@ -173,7 +172,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
     chosen = {need.key: [] for need in needs}
     generations = {}
     names = {}
-    overlaps = overlaps or calendar.Overlaps(session)
+    overlaps = overlaps or overlaps_mod.Overlaps(session)
     for page in device_pages.pages(
             session, {need.resource_class for need in needs},
             sum(need.amount for need in needs)):
@@ -264,7 +263,7 @@ def check(session, held, start, end, exclude_lease):
     records = capacity.load(session, provider_ids={p for p, _rc in needs},
                             resource_classes={rc for _p, rc in needs},
                             lock=True, promised=False)
-    held = calendar.device_windows(session, {rc for _p, rc in records},
+    held = overlaps_mod.device_windows(session, {rc for _p, rc in records},
                                    start, end, {p for p, _rc in records})
     free = _room(records, held, start, end, exclude_lease)
     for (provider_id, rc), amount in sorted(needs.items()):
@@ -272,20 +271,6 @@ def check(session, held, start, end, exclude_lease):
             raise exception.NoValidAllocation(reason=(
                 'the devices of the lease have no room for %s:%d until '
                 '%s' % (rc, amount, calendar.isotime(end))))
-
-
-def promise(batch, lease_id, chosen, start, end, status):
-    """Store the chosen allocations of ``lease_id`` (``{lease reservation
-    id: [(provider_id, rc, amount)]}``) with the lease's window, their
-    providers taken (``take``): a write of ``batch``."""
-    now = models.utcnow()
-    batch.insert(_lease_allocations, [
-        dict(lease_id=lease_id, lease_reservation_id=key,
-             resource_provider_id=provider_id, resource_class=rc,
-             amount=amount, start_date=start, end_date=end, status=status,
-             span=types.seconds(start, end), created_at=now)
-        for key, parts in sorted(chosen.items())
-        for provider_id, rc, amount in parts])
 
 
 def hold(batch, lease_id, chosen):
@@ -300,31 +285,25 @@ def hold(batch, lease_id, chosen):
         for provider_id, rc, amount in parts])
 
 
-def forget(session, lease_id):
-    """Drop a pending lease's allocations (before it is chosen anew)."""
-    session.execute(_lease_allocations.delete().where(
-        _lease_allocations.c.lease_id == lease_id))
-
-
-def reschedule(session, lease_id, start, end, held):
-    """Move a lease's allocations to a new window (checked by the caller,
-    ``check``, its devices ``held`` locked), moving their providers'
-    generations on: a longer window takes room."""
+def retake(session, held):
+    """An active lease's window moves (checked by the caller, ``check``,
+    its devices ``held`` locked): their providers' generations move on,
+    as a longer window takes room."""
     provider_ids = {provider_id for parts in held.values()
                     for provider_id, _rc, _n in parts}
     if provider_ids:
         providers.bump(session, provider_ids)
-    session.execute(_lease_allocations.update()
-                    .where(_lease_allocations.c.lease_id == lease_id)
-                    .values(start_date=start, end_date=end,
-                            span=types.seconds(start, end),
-                            updated_at=models.utcnow()))
 
 
-def activate(session, lease_id, project_id, user_id=None):
-    """The lease starts: its allocations become device allocations of
-    the lease (under the providers' locks)."""
-    held = calendar.lease_devices(session, [lease_id])
+def activate(session, lease_id, project_id, user_id=None, held=None):
+    """The lease starts: its device parts (``held``, ``{lease reservation
+    id: [(provider_id, rc, amount)]}``, where the caller has them; else
+    read) become device allocations of the lease (under the providers'
+    locks)."""
+    if held is None:
+        held = calendar.lease_devices(session, [lease_id])
+    else:
+        held = dict(sorted(held.items()))  # As ``records`` stored them.
     parts = [part for found in held.values() for part in found]
     providers.lock_ids(session, {provider_id for provider_id, _rc, _n
                                  in parts})
@@ -337,23 +316,12 @@ def activate(session, lease_id, project_id, user_id=None):
                  resource_class=rc, used=amount, created_at=models.utcnow())
             for provider_id, rc, amount in parts])
         providers.bump(session, {part[0] for part in parts})
-    _set_status(session, lease_id, lease_models.ACTIVE)
 
 
-def release(context, session, lease_id, start, end):
-    """The lease ends: its device allocations are freed and its lease
-    allocations kept as history of the window it had, ``[start, end)``
-    (cut short when it ended early)."""
+def release(context, lease_id):
+    """The lease ends: its device allocations are freed (its device parts
+    stay, the history ``records.end`` keeps)."""
     allocations.free(context, lease_id)
-    _set_status(session, lease_id, lease_models.ENDED, end_date=end,
-                span=types.seconds(start, end))
-
-
-def _set_status(session, lease_id, status, **window):
-    session.execute(_lease_allocations.update()
-                    .where(_lease_allocations.c.lease_id == lease_id)
-                    .values(status=status, updated_at=models.utcnow(),
-                            **window))
 
 
 def names(session, provider_ids):

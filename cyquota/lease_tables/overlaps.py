@@ -1,28 +1,17 @@
-"""The calendar of leases: the one reader of lease windows, for the ledger
-and for device capacity alike.
+"""Overlapping windows: the calendar's one read of the live windows
+that overlap a lease event's window, every quota level's and the devices'
+asked together and sent as one query (``Overlaps``).
 
-Leases hold amounts for half-open windows ``[start, end)``: a lease's
-resources in ``lease_reservations`` (by project and by tree root), its
-devices in ``lease_allocations`` (by provider). Both carry the lease's
-window and status, and this module alone reads them by time and status;
-callers get ``Window`` tuples and peaks, never rows or statuses.
-
-The checks ask one question: the most that overlapping windows hold at
-any single instant of a new window. Only windows that overlap it are read
-(an index on ``(holder, resource, status, start_date)`` ranges over the
-pending windows that start before the new one ends; the active ones are
-few, bounded by limits and capacity), from the index alone: it goes on
-with the rest of what the read returns (``end_date``, ``amount``,
-``lease_id``). A pending window that overlaps
-another starts after the other's start less the longest pending window
-(each row keeps its ``span``), so the range has both ends: the read
-starts it as far back as the longest its last read found and reads the
-longest beside the windows, in the same query, reading again from
-further back in the seldom case that one came longer. One event's
-reads, each quota level's and the devices', go as one query
-(``Overlaps``). ``promised``
-asks for the peak of pending windows from now on; the database computes
-it (a running sum over the windows' edges), so no window travels.
+A check reads only the windows that overlap it (an index on ``(holder,
+resource, status, start_date)`` ranges over the pending windows that
+start before the new one ends; the active ones are few, bounded by limits
+and capacity), from the index alone: it goes on with the rest of what the
+read returns (``end_date``, ``amount``, ``lease_id``). A pending window
+that overlaps another starts after the other's start less the longest
+pending window (each row keeps its ``span``), so the range has both
+ends: the read starts it as far back as the longest its last read found
+and reads the longest beside the windows, in the same query, reading
+again from further back in the seldom case that one came longer.
 """
 
 import collections
@@ -33,71 +22,22 @@ import typing
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from cyquota.db import backends
 from cyquota.db import lease_models
 from cyquota.db import placement_models
 from cyquota.db import prepared
 from cyquota.db import types
+from cyquota.lease_tables import calendar
 
 _reservations = lease_models.LeaseReservation.__table__
 _allocations = placement_models.LeaseAllocation.__table__
 
 #: No date before this one is stored (MySQL's DATETIME starts there).
 _CALENDAR_BEGINS = datetime.datetime(1000, 1, 1)
-# The least time a holding lasts past now.
-_INSTANT = datetime.timedelta(microseconds=1)
 
 #: The index that ranges over a level's windows, by calendar key.
 _LEVEL_INDEXES = {'project_id': 'lease_reservations_project_window_idx',
                   'root_id': 'lease_reservations_root_window_idx'}
-
-#: A lease's holding over ``[start, end)``; ``pending``: not started yet.
-Window = collections.namedtuple('Window', 'start end amount pending')
-
-
-def isotime(value):
-    """A naive UTC datetime as ISO 8601 with its offset, as the API writes
-    dates; None stays None."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=datetime.timezone.utc).isoformat()
-
-
-def held_until(end, active, now=None):
-    """When a lease's holding ends: its ``end``, or for an ``active`` lease
-    past it, not before ``now`` (it holds until it is ended)."""
-    if not active:
-        return end
-    now = now or timeutils.utcnow()
-    return max(end, now + _INSTANT)
-
-
-def peak(windows, start, end=None):
-    """The largest sum of ``amount`` over ``windows`` (``(start, end,
-    amount, ...)`` tuples, half-open) at any instant of ``[start, end)``
-    (``end`` None: from ``start`` on)."""
-    return peak_at(windows, start, end)[0]
-
-
-def peak_at(windows, start, end=None):
-    """``(peak, instant)``: ``peak`` and the first instant that holds it
-    (None when nothing does).
-
-    A sweep over the windows' edges, in O(n log n): at one instant a window
-    that ends is gone before one that begins counts (half-open windows).
-    """
-    events = []
-    for s, e, amount, *_rest in windows:
-        if e > start and (end is None or s < end):
-            events.append((max(s, start), 1, amount))
-            events.append((e, 0, -amount))
-    held = best = 0
-    at = None
-    for instant, _begins, change in sorted(events):
-        held += change
-        if held > best:
-            best, at = held, instant
-    return best, at
-
 
 #: The longest pending span (seconds) of each table as its last read
 #: found it: the next read's range starts that long before its window,
@@ -169,10 +109,10 @@ def _held_after(start, now):
     ``start``: an active one holds until its end or now, the later
     (``held_until``), so where ``start`` is still to come, one that ends
     by ``start`` never does."""
-    return start if now + _INSTANT <= start else _CALENDAR_BEGINS
+    return start if now + calendar.INSTANT <= start else _CALENDAR_BEGINS
 
 
-def _live(part, number, prefix=''):
+def _live(backend, part, number, prefix=''):
     """The pending rows of ``part`` that start in ``[since, end)`` and end
     after ``start`` (binds after ``prefix``), and the active ones (but
     for ``every_active``, those that end after ``held_after``), as two
@@ -197,20 +137,16 @@ def _live(part, number, prefix=''):
               else [c.end_date > sa.bindparam(prefix + 'held_after')])
     active = sa.select(*columns, _flag(0, 'pending')).where(
         *where, c.status == lease_models.ACTIVE, *ending)
-    # Named on MariaDB, as the lease list names its own: a plan chosen from
+    # Named, as the lease list names its own: a plan chosen from
     # statistics cannot leave the index that ranges.
-    for dialect in ('mysql', 'mariadb'):
-        pending = pending.with_hint(table, 'FORCE INDEX (%s)' % part.index,
-                                    dialect)
-        active = active.with_hint(table, 'FORCE INDEX (%s)' % part.index,
-                                  dialect)
-    return pending, active
+    return (backend.through_index(pending, table, part.index),
+            backend.through_index(active, table, part.index))
 
 
 @functools.lru_cache(maxsize=None)
-def _overlapping_statement(parts):
-    """The statement of ``Overlaps``' asks ``parts``, built once per
-    shape: the windows' rows of each (binds after ``p<number>_``), their
+def _overlapping_statement(backend, parts):
+    """The statement of ``Overlaps``' asks ``parts`` on ``backend``,
+    built once per shape: the windows' rows of each (binds after ``p<number>_``), their
     ``longest`` NULL, and one row more for each table read, of NULLs but
     ``held`` (the table's name) and ``longest``: its longest pending span
     as the same statement sees it."""
@@ -218,7 +154,7 @@ def _overlapping_statement(parts):
     selects = []
     for number, part in enumerate(parts):
         selects += [each.add_columns(none)
-                    for each in _live(part, number, 'p%d_' % number)]
+                    for each in _live(backend, part, number, 'p%d_' % number)]
     width = len(selects[0].selected_columns) - 1
     for table in dict.fromkeys(part.table for part in parts):
         named = sa.literal_column("'%s'" % table.name, sa.String)
@@ -310,7 +246,7 @@ class Overlaps:
         if not waiting:
             return
         statement = _overlapping_statement(
-            tuple(asked.part for asked in waiting))
+            backends.of(self._conn), tuple(asked.part for asked in waiting))
         while True:
             bounds = {asked.part.table.name: _longest.get(
                 asked.part.table.name, 0) for asked in waiting}
@@ -337,9 +273,10 @@ class Overlaps:
 
 
 def _window(row, now):
-    return Window(types.parsed(row.start_date),
-                  held_until(types.parsed(row.end_date), not row.pending, now),
-                  row.amount, bool(row.pending))
+    return calendar.Window(
+        types.parsed(row.start_date),
+        calendar.held_until(types.parsed(row.end_date), not row.pending, now),
+        row.amount, bool(row.pending))
 
 
 def _device_params(resource_classes, provider_ids):
@@ -360,7 +297,7 @@ def device_windows(conn, resource_classes, start, end, provider_ids):
     """``Overlaps.devices``' answer, read with shared locks (after the
     providers are locked), the longest pending span read first (a locking
     read cannot take an aggregate), in three queries."""
-    pending, active = _live(_DEVICES, 0)
+    pending, active = _live(backends.of(conn), _DEVICES, 0)
     params = dict(_device_params(resource_classes, provider_ids),
                   start=start, end=end,
                   since=_since(start, _longest_pending(conn, _allocations)))
@@ -368,136 +305,3 @@ def device_windows(conn, resource_classes, start, end, provider_ids):
         row for query in (pending, active)
         for row in conn.execute(query.with_for_update(read=True), params)])
 
-
-@functools.lru_cache(maxsize=None)
-def _peaks_statement(table, groups, equal, within):
-    """The statement of ``_pending_peaks``, built once per shape: bound
-    ``now``, ``<column>`` for each of ``equal`` and an expanding
-    ``<column>_in`` for each of ``within``."""
-    c = table.c
-    now = sa.bindparam('now', type_=types.DateTime)
-    where = ([c.status == lease_models.PENDING, c.end_date > now]
-             + [c[name] == sa.bindparam(name) for name in equal]
-             + [c[name].in_(sa.bindparam(name + '_in', expanding=True))
-                for name in within])
-    begins = sa.case((c.start_date < now, now), else_=c.start_date)
-    columns = [c[name] for name in groups]
-    edges = sa.union_all(
-        sa.select(*columns, begins.label('at'), sa.literal(1).label('opens'),
-                  c.amount.label('change')).where(*where),
-        sa.select(*columns, c.end_date.label('at'),
-                  sa.literal(0).label('opens'),
-                  (sa.literal(0) - c.amount).label('change')).where(*where),
-    ).subquery()
-    keys = [edges.c[name] for name in groups]
-    running = sa.select(*keys, edges.c.at, sa.func.sum(edges.c.change).over(
-        partition_by=keys, order_by=(edges.c.at, edges.c.opens),
-        rows=(None, 0)).label('held')).subquery()
-    keys = [running.c[name] for name in groups]
-    ranked = sa.select(*keys, running.c.held, running.c.at,
-                       sa.func.row_number().over(
-                           partition_by=keys,
-                           order_by=(running.c.held.desc(), running.c.at))
-                       .label('rank')).subquery()
-    return (sa.select(*[ranked.c[name] for name in groups], ranked.c.held,
-                      ranked.c.at).where(ranked.c.rank == 1))
-
-
-def _pending_peaks(conn, table, groups, now, equal=None, within=None):
-    """``{group values: (peak, instant)}``: the most that pending rows of
-    ``table`` hold at one instant from ``now`` on, per ``groups`` (column
-    names), and the first instant that holds it, of the rows whose columns
-    ``equal`` (``{column: value}``) and are ``within`` (``{column:
-    values}``); computed by the database: a running sum of the windows'
-    edges, ends before starts at one instant."""
-    equal, within = equal or {}, within or {}
-    statement = _peaks_statement(table, groups, tuple(sorted(equal)),
-                                 tuple(sorted(within)))
-    params = dict(equal, now=now)
-    params.update((name + '_in', sorted(values))
-                  for name, values in within.items())
-    return {tuple(row[:-2]): (int(row[-2]), _instant(row[-1]))
-            for row in conn.execute(statement, params)}
-
-
-def _instant(value):
-    # MySQL types a CASE of a column and a parameter as text.
-    if isinstance(value, str):
-        return datetime.datetime.fromisoformat(value)
-    return value
-
-
-def promised(conn, key, holder_id, resources, now=None):
-    """``{resource: (peak, instant)}`` of the pending lease reservations
-    of one level from ``now`` on (``(0, None)`` when none), in one
-    query."""
-    peaks = _pending_peaks(conn, _reservations, ('resource',),
-                           now or timeutils.utcnow(), equal={key: holder_id},
-                           within={'resource': resources})
-    return {resource: peaks.get((resource,), (0, None))
-            for resource in resources}
-
-
-def device_promised(conn, provider_ids, now=None):
-    """``{(provider_id, resource_class): peak}`` of the pending lease
-    allocations on ``provider_ids`` from ``now`` on, in one query."""
-    if not provider_ids:
-        return {}
-    return {key: found[0] for key, found in _pending_peaks(
-        conn, _allocations, ('resource_provider_id', 'resource_class'),
-        now or timeutils.utcnow(),
-        within={'resource_provider_id': provider_ids}).items()}
-
-
-def pending_on(provider_id, resource_class):
-    """SQL: whether a pending lease allocation of ``resource_class`` is on
-    provider ``provider_id`` (columns of the caller's statement), an index
-    lookup; where none is, ``device_promised`` has no peak to read."""
-    c = _allocations.c
-    return sa.exists().where(c.resource_provider_id == provider_id,
-                             c.resource_class == resource_class,
-                             c.status == lease_models.PENDING)
-
-
-def lease_devices(conn, lease_ids):
-    """``{lease reservation id: [(provider_id, rc, amount)]}``: the devices
-    chosen for ``lease_ids``, in one query (in the order they were
-    chosen), a device's parts summed (a lease that grew can hold two on
-    one device)."""
-    c = _allocations.c
-    found = collections.defaultdict(dict)
-    for key, provider_id, rc, amount in conn.execute(
-            sa.select(c.lease_reservation_id, c.resource_provider_id,
-                      c.resource_class, c.amount)
-            .where(c.lease_id.in_(lease_ids)).order_by(c.id)):
-        parts = found[key]
-        parts[provider_id, rc] = parts.get((provider_id, rc), 0) + amount
-    return {key: [(provider_id, rc, amount)
-                  for (provider_id, rc), amount in parts.items()]
-            for key, parts in found.items()}
-
-
-def lease_reservations(conn, lease_ids):
-    """The reservation rows of ``lease_ids``, in one query, each lease's
-    in request order."""
-    c = _reservations.c
-    return conn.execute(sa.select(_reservations)
-                        .where(c.lease_id.in_(lease_ids))
-                        .order_by(c.lease_id, c.position)).all()
-
-
-def promised_on(conn, provider_id):
-    """Whether a live lease holds or is promised the provider."""
-    c = _allocations.c
-    return conn.execute(
-        sa.select(c.id).where(c.resource_provider_id == provider_id,
-                              c.status.in_(lease_models.LIVE)).limit(1)
-    ).first() is not None
-
-
-def active_leases():
-    """A subquery of the ids of active leases (consumers of their own
-    quota)."""
-    leases = lease_models.Lease.__table__
-    return sa.select(leases.c.id).where(
-        leases.c.status == lease_models.ACTIVE)
