@@ -2,11 +2,13 @@
 #   make run    installs cyquota into .venv and starts the all-in-one service
 #               on the embedded default (SQLite, in-process RPC, local limits)
 #   make test   installs cyquota with its test tools into .venv and runs the tests
+#   make unit   the unit tests alone, without the slow groups (markers in
+#               setup.cfg): a few minutes, no server needed
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench genconfig genopenapi
+.PHONY: run test unit bench genconfig genopenapi
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +21,9 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -ra --durations=15 tests
+
+unit: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -ra -m 'not (readme or docs_build or mypy)' tests/unit
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m benchmarks
