@@ -18,7 +18,7 @@ from servers.openstack_bed import identity
 _SERVE = cached_venv.serve_script(
     'from cyborg.wsgi.api import application')
 #: The repository root of the running tests, whose cyquota the filter is.
-CHECKOUT = pathlib.Path(__file__).resolve().parents[3]
+CHECKOUT = pathlib.Path(__file__).resolve().parents[2]
 FILTER = 'cyquota_bind'
 FILTER_FACTORY = 'cyquota.cyborg.bind_filter:filter_factory'
 
