@@ -155,13 +155,23 @@ def _unmark_error(context):
         info.pop(_ENDED, None)
 
 
-def _rollback_unless_ended(dbapi_connection, connection_record,
-                           reset_state):
-    # The mark is taken off at every return, so it never outlives the
-    # checkout that made it (a raw_connection() user sends no events).
-    if not (connection_record.info.pop(_ENDED, False)
-            or reset_state.transaction_was_reset):
-        dbapi_connection.rollback()
+def _rollback_unless_ended(dialect):
+    def rollback(dbapi_connection, connection_record, reset_state):
+        # The mark is taken off at every return, so it never outlives the
+        # checkout that made it (a raw_connection() user sends no events).
+        if (connection_record.info.pop(_ENDED, False)
+                or reset_state.transaction_was_reset):
+            return
+        try:
+            dbapi_connection.rollback()
+        except dialect.loaded_dbapi.Error as error:
+            # psycopg tells a lost connection only with the connection in
+            # hand, which the pool's log record of this error lacks: mark
+            # it for DeadConnectionReset.
+            if dialect.is_disconnect(error, dbapi_connection, None):
+                error.cyquota_connection_lost = True
+            raise
+    return rollback
 
 
 def _no_rollback_after_an_end(engine):
@@ -173,7 +183,7 @@ def _no_rollback_after_an_end(engine):
     # None, a pool constructor argument that oslo.db does not pass: set
     # the attribute it sets (tests/unit/test_db_engine.py checks it).
     engine.pool._reset_on_return = pool_base.reset_none
-    event.listen(engine.pool, 'reset', _rollback_unless_ended)
+    event.listen(engine.pool, 'reset', _rollback_unless_ended(engine.dialect))
     event.listen(engine, 'commit', _mark_ended)
     event.listen(engine, 'rollback', _mark_ended)
     event.listen(engine, 'before_cursor_execute', _unmark_statement)
@@ -231,7 +241,8 @@ class DeadConnectionReset(logging.Filter):
     def filter(self, record):
         error = record.exc_info[1] if record.exc_info else None
         if (isinstance(error, self.dialect.loaded_dbapi.Error)
-                and self.dialect.is_disconnect(error, None, None)):
+                and (getattr(error, 'cyquota_connection_lost', False)
+                     or self.dialect.is_disconnect(error, None, None))):
             record.levelno, record.levelname = logging.WARNING, 'WARNING'
             record.msg = ('Connection lost before its reset on return to '
                           'the pool, replaced: %s')
