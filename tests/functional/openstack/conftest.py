@@ -26,9 +26,10 @@ from tests.functional.openstack import books
 ROUND = 3
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='package')
 def bed():
-    """The running ``Bed``, torn down at the end of the session."""
+    """The running ``Bed``, torn down after the last test of this
+    package: its processes hold 2 GiB and keep polling."""
     cyquota_conf = {
         'placement': {'sync_interval': ROUND, 'witness_interval': ROUND},
         'cyborg': {'bind_check_interval': ROUND},
@@ -49,7 +50,7 @@ def project(bed):
     books.clear_limit(bed, project_id)
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='package')
 def fpga_profile(bed):
     """A device profile of one fake FPGA."""
     return bed.device_profile()
@@ -78,7 +79,7 @@ class _Heard:
             return list(self.seen.get(event_type, ()))
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='package')
 def notifications(bed):
     """``notifications(event_type)``: the data of every notification of
     that type cyquota sent on the bed so far (waiting up to 10 s for a
