@@ -20,7 +20,7 @@ STARTED = 'started'
 GROWN = 'grown'
 ENDED = 'ended'
 
-_listeners = []
+_listeners: list = []
 
 
 def listen(listener):

@@ -20,6 +20,7 @@ from cyquota import quota
 from cyquota.quota import attachments
 from cyquota.quota import repair
 import simulators
+from tests import fixtures
 
 _usages = models.QuotaUsage.__table__
 _reservations = models.Reservation.__table__
@@ -29,8 +30,7 @@ LIMIT = 6
 
 
 def _expire_in_child(url, start, results):
-    CONF([], project='cyquota', default_config_files=[])
-    CONF.set_override('connection', url, 'database')
+    fixtures.start_worker(url)
     CONF.set_override('batch_size', 7, 'quota')
     start.wait()
     results.put(quota.QUOTAS.expire(cyquota_context.get_admin_context()))
@@ -77,8 +77,7 @@ def test_concurrent_expiry_expires_each_reservation_once(backend, db_url,
 
 
 def _report_in_child(url, worker, start, results):
-    CONF([], project='cyquota', default_config_files=[])
-    CONF.set_override('connection', url, 'database')
+    fixtures.start_worker(url)
     context = cyquota_context.get_admin_context()
     report = [{'project_id': 'p1', 'resource': 'FPGA',
                'consumer_id': 'w%d-c%d' % (worker, n), 'amount': worker + 1}

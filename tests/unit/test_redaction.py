@@ -116,7 +116,7 @@ def test_the_log_formatter_masks_a_message_its_formatter_escapes():
 def test_a_database_password_holding_an_at_never_shows():
     """A parser cuts the password at its "@" and its error shows the rest
     as the host's name: that rest is masked too."""
-    CONF.set_override('connection', 'postgresql+psycopg2://postgres:'
+    CONF.set_override('connection', 'postgresql+psycopg://postgres:'
                       'Pa55@w0rd-tail@127.0.0.1:5432/cyquota', 'database')
     db_api.reset()
     try:
