@@ -80,7 +80,7 @@ class DeviceNeed:
     resource_class: str
     amount: int
     member_of: object
-    member_key: str = None
+    member_key: typing.Optional[str] = None
 
 
 def _room(records, held, start, end, exclude_lease, kept=None):
@@ -169,7 +169,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
             session, [need.member_key for need in needs], carrier)
     kept = kept or {}
     left = {need.key: need.amount for need in needs}
-    chosen = {need.key: [] for need in needs}
+    chosen: dict = {need.key: [] for need in needs}
     generations = {}
     names = {}
     overlaps = overlaps or overlaps_mod.Overlaps(session)
@@ -255,7 +255,7 @@ def check(session, held, start, end, exclude_lease):
     """Lock the providers of an active lease's devices ``held`` (id
     order) and check, reading under the locks, that they hold the lease
     over ``[start, end)``; NoValidAllocation (409) when they do not."""
-    needs = collections.Counter()
+    needs: collections.Counter = collections.Counter()
     for parts in held.values():
         for provider_id, rc, amount in parts:
             needs[(provider_id, rc)] += amount

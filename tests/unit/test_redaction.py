@@ -126,7 +126,7 @@ def test_a_database_password_holding_an_at_never_shows():
         CONF.clear_override('connection', 'database')
         db_api.reset()
     message = str(stopped.value.code)
-    assert 'could not translate host name "***@127.0.0.1"' in message
+    assert "failed to resolve host '***@127.0.0.1'" in message
     assert 'w0rd-tail' not in message and 'Pa55' not in message
 
 
