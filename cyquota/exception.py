@@ -194,6 +194,21 @@ class OverQuota(CyquotaException):
         self.overs = overs
 
 
+class BudgetExhausted(CyquotaException):
+    """A request would spend accelerator-hours that a project's budget of
+    a resource does not have left in a period (SPEC 3.8): a reserve that
+    adds holdings when the balance is at or below zero, or a lease whose
+    charge of a period it spans is over that period's balance."""
+
+    msg_fmt = ("Budget exhausted: project %(project_id)s has "
+               "%(balance_hours)s hour(s) of %(resource)s left in the "
+               "period %(period_start)s to %(period_end)s; "
+               "%(requested_hours)s requested.")
+    code = 403
+    kind = 'budget_exhausted'
+    title = 'Forbidden'
+
+
 #: What an ``overs`` entry may also tell, when it played a part: the peak
 #: of pending leases (``promised``) and, for a lease, what other leases
 #: hold at the peak of its window (``leases``).
