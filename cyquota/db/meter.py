@@ -46,6 +46,14 @@ def holding(row):
     return row.c.used - row.c.leased
 
 
+def value_at(metered, metered_at, holding_now, instant):
+    """``at`` of a row read into Python (``instant`` in Unix seconds):
+    what the database would compute, for a check made on a locked row."""
+    if metered_at is not None and metered_at < instant:
+        return metered + holding_now * (instant - metered_at)
+    return metered
+
+
 def at(row, instant):
     """The meter of ``row`` at ``instant`` (an SQL expression of Unix
     seconds, not before ``metered_at``; a row never metered has only
@@ -91,8 +99,13 @@ def allows(row, now=NOW):
 def binds(now: datetime.datetime) -> dict:
     """The meter's binds of a statement run at ``now``, in the period of
     ``[budgets] period`` that holds it."""
-    return {'_now_s': seconds(now),
-            '_period_s': seconds(current_periods().of(now).start)}
+    return {'_now_s': seconds(now), '_period_s': period_seconds(now)}
+
+
+def period_seconds(now: datetime.datetime) -> int:
+    """``_period_s`` of ``binds``: the start of the period that holds
+    ``now``, in Unix seconds."""
+    return seconds(current_periods().of(now).start)
 
 
 @functools.lru_cache(maxsize=4)
