@@ -68,7 +68,7 @@ class QuotaUsage(TimestampMixin, Base):
     #: What active leases hold, part of ``used``.
     leased = sa.Column(sa.Integer, nullable=False, default=0,
                        server_default='0')
-    #: The meter of accelerator-seconds (``cyquota.budgets.meter``): the
+    #: The meter of accelerator-seconds (``cyquota.db.meter``): the
     #: unit-seconds of ordinary holdings (``used - leased``) up to
     #: ``metered_at`` (Unix seconds; None: never metered, nothing to add).
     metered = sa.Column(sa.BigInteger, nullable=False, default=0,
