@@ -29,6 +29,14 @@ _BUDGETED = (
            rows.USAGES.c.budget_base.is_not(None))
     .order_by(rows.BUDGETS.c.resource))
 
+#: The balance now of each budgeted usage row of a project: the usage
+#: row alone holds it.
+_REMAINING = (
+    sa.select(rows.USAGES.c.resource,
+              meter.balance(rows.USAGES).label('balance'))
+    .where(rows.USAGES.c.project_id == sa.bindparam('project_id'),
+           rows.USAGES.c.budget_base.is_not(None)))
+
 _PERIOD_SUMS = (
     sa.select(rows.ENTRIES.c.resource, rows.ENTRIES.c.kind,
               sa.func.sum(rows.ENTRIES.c.seconds))
@@ -92,8 +100,7 @@ def remaining_hours(context, project_id, now=None):
     """``{resource: remaining hours}`` of the project's budgeted
     resources at ``now`` (default: now)."""
     now = now or models.utcnow()
-    with db_api.reader_connection(context) as conn:
-        budgets = _budgets(conn, project_id, now)
-    return {budget.resource: units.hours(budget.budget_base
-                                         - budget.meter_now)
-            for budget in budgets}
+    with db_api.one_read_connection(context) as conn:
+        return {resource: units.hours(balance) for resource, balance
+                in conn.execute(_REMAINING, dict(meter.binds(now),
+                                                 project_id=project_id))}
