@@ -104,3 +104,14 @@ def remaining_hours(context, project_id, now=None):
         return {resource: units.hours(balance) for resource, balance
                 in conn.execute(_REMAINING, dict(meter.binds(now),
                                                  project_id=project_id))}
+
+
+def add_remaining_hours(context, project_id, resources, now=None):
+    """Add ``remaining_hours`` to each of ``resources`` (``{resource:
+    counts}``, a usage document's) that has a budget; returns
+    ``resources``."""
+    for resource, hours in remaining_hours(context, project_id,
+                                           now).items():
+        if resource in resources:
+            resources[resource]['remaining_hours'] = hours
+    return resources

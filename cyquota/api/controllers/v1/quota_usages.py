@@ -38,15 +38,6 @@ def _next_link(params, rows, page_size):
     return {'quota_usages_links': [{'rel': 'next', 'href': href}]}
 
 
-def _add_remaining_hours(context, usage):
-    """Add ``remaining_hours`` to each resource of the usage document
-    ``usage`` that has a budget."""
-    for resource, hours in budget_document.remaining_hours(
-            context, usage['project_id']).items():
-        if resource in usage['resources']:
-            usage['resources'][resource]['remaining_hours'] = hours
-
-
 class QuotaUsageController:
     """``/v1/quota_usages/{project_id}``."""
 
@@ -63,7 +54,8 @@ class QuotaUsageController:
             rules.SHOW, {'project_id': self.project_id})
         usage = quota.QUOTAS.get_usage_document(context, self.project_id)
         if microversion.is_at_least(microversion.BUDGETS):
-            _add_remaining_hours(context, usage)
+            budget_document.add_remaining_hours(
+                context, self.project_id, usage['resources'])
         return types.QuotaUsageResponse.from_dict(
             {'quota_usage': usage}).to_json()
 
