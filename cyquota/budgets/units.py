@@ -31,7 +31,11 @@ def seconds(field, value, positive=False):
         raise exception.InvalidBudget(
             field=field, reason='%r is not a number of hours' % (value,))
     exact = decimal.Decimal(repr(value))
-    if not exact.is_finite() or exact.as_tuple().exponent < -DECIMALS:
+    if not exact.is_finite():
+        raise exception.InvalidBudget(
+            field=field, reason='%r is not a number of hours' % (value,))
+    exponent = exact.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < -DECIMALS:
         raise exception.InvalidBudget(
             field=field, reason='%r has more than %d decimals'
                                 % (value, DECIMALS))
