@@ -50,13 +50,13 @@ def _budget(project_id, resource, usage, budget):
     return budget
 
 
-def _close_accrual(conn, project_id, usage, budget, now):
-    """The entry closing the open accrual at ``now``, if it is not zero."""
-    spent = usage.meter_now - budget.closed_meter
-    if spent:
-        conn.execute(rows.INSERT_ENTRIES, rows.entry(
-            project_id, budget.resource, budget_models.ACCRUAL, -spent,
-            budget.period_start, now, reason='budget changed'))
+def _closed_accrual(context, project_id, usage, budget, now, reason):
+    """The entry closing the open accrual at ``now`` (zero or not: each
+    change of a budget closes one)."""
+    return rows.entry(project_id, budget.resource, budget_models.ACCRUAL,
+                      -(usage.meter_now - budget.closed_meter),
+                      budget.period_start, now, actor=context.user_id,
+                      reason=reason)
 
 
 def _move_base(conn, usage, seconds, now):
@@ -86,14 +86,16 @@ def set_budget(context, project_id, resource, hours, refill=None, cap=None):
             _start(conn, context, project_id, resource, usage, now, period,
                    seconds, refill, cap)
             return
-        _close_accrual(conn, project_id, usage, budget, now)
+        written = [_closed_accrual(context, project_id, usage, budget, now,
+                                   'budget changed')]
         change = seconds - budget.seconds
         if change:
-            conn.execute(rows.INSERT_ENTRIES, rows.entry(
+            written.append(rows.entry(
                 project_id, resource, budget_models.REFILL, change,
                 budget.period_start, now, actor=context.user_id,
                 reason='hours per period changed from %s to %s' % (
                     units.hours(budget.seconds), units.hours(seconds))))
+        conn.execute(rows.INSERT_ENTRIES, written)
         conn.execute(rows.BUDGETS.update()
                      .where(rows.BUDGETS.c.id == budget.id)
                      .values(seconds=seconds, refill=refill, cap=cap,
@@ -136,13 +138,15 @@ def delete_budget(context, project_id, resource):
     with db_api.writer_connection(context) as conn:
         usage, budget = _open_books(conn, project_id, resource, now)
         budget = _budget(project_id, resource, usage, budget)
-        _close_accrual(conn, project_id, usage, budget, now)
+        written = [_closed_accrual(context, project_id, usage, budget, now,
+                                   'budget deleted')]
         balance = usage.budget_base - usage.meter_now
         if balance:
-            conn.execute(rows.INSERT_ENTRIES, rows.entry(
+            written.append(rows.entry(
                 project_id, resource, budget_models.REFILL, -balance,
                 budget.period_start, now, actor=context.user_id,
                 reason='budget deleted'))
+        conn.execute(rows.INSERT_ENTRIES, written)
         conn.execute(rows.BUDGETS.delete()
                      .where(rows.BUDGETS.c.id == budget.id))
         conn.execute(rows.USAGES.update()
