@@ -26,19 +26,14 @@ METER_AT_PERIOD = sa.case(
     (USAGES.c.marked_period == meter.PERIOD, USAGES.c.metered_mark),
     else_=meter.at(USAGES, meter.PERIOD))
 
-_BUDGETED = sa.select(BUDGETS.c.resource).where(
-    BUDGETS.c.project_id == sa.bindparam('project_id'))
-
-#: The project's usage rows of its budgeted resources and of ``extra``
-#: (a resource about to be budgeted), locked in resource order.
+#: The project's usage rows, locked in resource order: a row a resource
+#: (a handful), every one, so that the statement reads no other table
+#: (a subquery's rows could be locked too, out of order).
 LOCK_USAGES = (
     sa.select(USAGES.c.id, USAGES.c.resource, USAGES.c.budget_base,
               meter.at(USAGES, meter.NOW).label('meter_now'),
               METER_AT_PERIOD.label('meter_at_period'))
-    .where(USAGES.c.project_id == sa.bindparam('project_id'),
-           sa.or_(USAGES.c.resource.in_(_BUDGETED.scalar_subquery()),
-                  USAGES.c.resource.in_(
-                      sa.bindparam('extra', expanding=True))))
+    .where(USAGES.c.project_id == sa.bindparam('project_id'))
     .order_by(USAGES.c.resource)
     .with_for_update())
 
@@ -69,8 +64,7 @@ def lock(conn, project_id, now_binds, extra=()):
     exist yet are inserted (a concurrent first use of the pair fails on
     the unique constraint and the caller's transaction is retried)."""
     usages = {row.resource: Usage(*row) for row in conn.execute(
-        LOCK_USAGES, dict(now_binds, project_id=project_id,
-                          extra=list(extra)))}
+        LOCK_USAGES, dict(now_binds, project_id=project_id))}
     for resource in extra:
         if resource not in usages:
             result = conn.execute(INSERT_USAGE, dict(
