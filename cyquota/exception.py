@@ -83,6 +83,11 @@ class InvalidLease(Invalid):
     kind = 'invalid_lease'
 
 
+class InvalidBudget(Invalid):
+    msg_fmt = "Invalid budget: '%(field)s': %(reason)s"
+    kind = 'invalid_budget'
+
+
 class NotFound(CyquotaException):
     msg_fmt = 'Not found: %(reason)s'
     code = 404
@@ -99,6 +104,11 @@ class ReservationNotFound(NotFound):
 class LeaseNotFound(NotFound):
     msg_fmt = 'Lease %(lease_id)s could not be found.'
     kind = 'lease_not_found'
+
+
+class BudgetNotFound(NotFound):
+    msg_fmt = 'Project %(project_id)s has no budget of %(resource)s.'
+    kind = 'budget_not_found'
 
 
 class ProjectNotFound(NotFound):
