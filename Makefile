@@ -7,6 +7,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Test processes run side by side (pytest-xdist): most of a functional test
+# waits on a server or a process start, so two workers fill two cores.
+TEST_WORKERS ?= 2
 
 .PHONY: run test unit bench genconfig genopenapi
 
@@ -20,10 +23,10 @@ run: $(VENV)/.installed
 	$(BIN)/cyquota-all-in-one
 
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -ra --durations=15 tests
+	$(BIN)/python -m pytest -q -ra --durations=15 -n $(TEST_WORKERS) --dist loadgroup tests
 
 unit: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -ra -m 'not (readme or docs_build or mypy)' tests/unit
+	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) -m 'not (readme or docs_build or mypy)' tests/unit
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m benchmarks

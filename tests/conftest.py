@@ -42,8 +42,18 @@ def pytest_configure(config):
     logging.getLogger().addHandler(_WATCH)
 
 
+#: Servers that a session starts once (tens of seconds, up to 2 GiB each):
+#: the tests using one run on one worker of a parallel run (``-n``), which
+#: then starts it once, not once a worker.
+SHARED_SERVERS = ('keystone', 'keystone_home', 'placement', 'galera_cluster',
+                  'private_server', 'bed')
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark each test of a slow group, so that ``-m`` can leave it out."""
+    """Mark each test of a slow group, so that ``-m`` can leave it out,
+    and group the tests of each costly session server on one worker
+    (first: pytest-xdist reads the groups in its own hook)."""
     for item in items:
         if not item.path.is_relative_to(_TESTS):
             continue
@@ -51,6 +61,10 @@ def pytest_collection_modifyitems(config, items):
         for marker, paths in SLOW_GROUPS.items():
             if where.startswith(paths):
                 item.add_marker(marker)
+        shared = [name for name in SHARED_SERVERS
+                  if name in getattr(item, 'fixturenames', ())]
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(shared[0]))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -88,7 +88,8 @@ def _waiting_for_a_lock(conn):
             " 'Lock' AND datname = current_database()").scalar() > 0
     return conn.exec_driver_sql(
         "SELECT count(*) FROM information_schema.processlist"
-        " WHERE info LIKE 'UPDATE resource_providers%%'").scalar() > 0
+        " WHERE info LIKE 'UPDATE resource_providers%%'"
+        " AND db = DATABASE()").scalar() > 0
 
 
 def test_a_device_taken_while_the_statement_waits_is_not_overbooked(

@@ -134,12 +134,16 @@ def test_a_reserve_of_several_that_waited_judges_the_rows_as_committed(
     assert errors == ([] if backend == 'postgresql' else ['Refused'])
 
 
-# Sessions waiting for a row lock, as each server counts them.
+# Sessions of this test's database waiting for a row lock, as each server
+# counts them (other test runs share the servers).
 _LOCK_WAITS = {
     'postgresql': "SELECT count(*) FROM pg_stat_activity"
-                  " WHERE wait_event_type = 'Lock'",
-    'mysql': "SELECT count(*) FROM information_schema.innodb_trx"
-             " WHERE trx_state = 'LOCK WAIT'",
+                  " WHERE wait_event_type = 'Lock'"
+                  " AND datname = current_database()",
+    'mysql': "SELECT count(*) FROM information_schema.innodb_trx t"
+             " JOIN information_schema.processlist p"
+             " ON p.id = t.trx_mysql_thread_id"
+             " WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()",
 }
 
 

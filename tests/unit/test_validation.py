@@ -157,7 +157,7 @@ def _naive(value):
 
 @pytest.mark.parametrize('expire,named', [
     (datetime.datetime(2020, 1, 1, tzinfo=UTC), '2020-01-01T00:00:00'),
-    (PAST, _naive(PAST)),
+    pytest.param(PAST, _naive(PAST), id='a second ago'),
     ('2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z'),
     ('2020-01-01T02:00:00+02:00', '2020-01-01T02:00:00+02:00'),
     (datetime.datetime(2031, 1, 1), '2031-01-01T00:00:00'),
@@ -171,7 +171,7 @@ def _naive(value):
     (float('nan'), 'nan'),
     (float('inf'), 'inf'),
     (TEN_YEARS + 1, str(TEN_YEARS + 1)),
-    (TOO_FAR, _naive(TOO_FAR)),
+    pytest.param(TOO_FAR, _naive(TOO_FAR), id='ten years and a day on'),
     (True, 'True'),
     ([60], '[60]'),
     (datetime.date(2031, 1, 1), '2031-01-01'),
