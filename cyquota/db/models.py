@@ -71,8 +71,8 @@ class QuotaUsage(TimestampMixin, Base):
     #: The meter of accelerator-seconds (``cyquota.db.meter``): the
     #: unit-seconds of ordinary holdings (``used - leased``) up to
     #: ``metered_at`` (Unix seconds; None: never metered, nothing to add).
-    metered = sa.Column(sa.BigInteger, nullable=False, default=0,
-                        server_default='0')
+    # The server's default only: an INSERT of a usage row stays as it was.
+    metered = sa.Column(sa.BigInteger, nullable=False, server_default='0')
     metered_at = sa.Column(sa.BigInteger, nullable=True)
     #: The meter at the start of period ``marked_period`` (Unix seconds),
     #: taken by the first change in that period: the roll-over closes the
