@@ -83,6 +83,11 @@ class InvalidLease(Invalid):
     kind = 'invalid_lease'
 
 
+class InvalidBudget(Invalid):
+    msg_fmt = "Invalid budget: '%(field)s': %(reason)s"
+    kind = 'invalid_budget'
+
+
 class NotFound(CyquotaException):
     msg_fmt = 'Not found: %(reason)s'
     code = 404
@@ -99,6 +104,11 @@ class ReservationNotFound(NotFound):
 class LeaseNotFound(NotFound):
     msg_fmt = 'Lease %(lease_id)s could not be found.'
     kind = 'lease_not_found'
+
+
+class BudgetNotFound(NotFound):
+    msg_fmt = 'Project %(project_id)s has no budget of %(resource)s.'
+    kind = 'budget_not_found'
 
 
 class ProjectNotFound(NotFound):
@@ -192,6 +202,21 @@ class OverQuota(CyquotaException):
                                                for o in overs))
         super().__init__(message, overs=overs, **kwargs)
         self.overs = overs
+
+
+class BudgetExhausted(CyquotaException):
+    """A request would spend accelerator-hours that a project's budget of
+    a resource does not have left in a period (SPEC 3.8): a reserve that
+    adds holdings when the balance is at or below zero, or a lease whose
+    charge of a period it spans is over that period's balance."""
+
+    msg_fmt = ("Budget exhausted: project %(project_id)s has "
+               "%(balance_hours)s hour(s) of %(resource)s left in the "
+               "period %(period_start)s to %(period_end)s; "
+               "%(requested_hours)s requested.")
+    code = 403
+    kind = 'budget_exhausted'
+    title = 'Forbidden'
 
 
 #: What an ``overs`` entry may also tell, when it played a part: the peak

@@ -27,6 +27,7 @@ EXPIRY = ('ReservationExpiryPayload', '1.0')
 OVER_QUOTA = ('OverQuotaPayload', '1.1')
 LEASE = ('LeasePayload', '1.0')
 LEASE_REFUSED = ('LeasePlacementRefusalPayload', '1.0')
+BUDGET_EXHAUSTED = ('BudgetExhaustedPayload', '1.0')
 
 _LOCK = threading.Lock()
 _notifier = None
@@ -130,3 +131,16 @@ def lease_placement_refused(context, lease, reason, providers):
           dict(lease, status_reason=reason, resource_providers=[
               {'uuid': uuid, 'name': name} for uuid, name in providers]),
           priority='warn')
+
+
+def budget_exhausted(context, project_id, resource, period_start,
+                     period_end, balance_hours):
+    """``accelerator.budget.exhausted`` (priority WARN): the budget of
+    ``resource`` of ``project_id`` has ``balance_hours`` (at or below
+    zero) left in the period ``[period_start, period_end)`` (naive UTC);
+    sent once per budget and period."""
+    _send(context, 'accelerator.budget.exhausted', BUDGET_EXHAUSTED,
+          {'project_id': project_id, 'resource': resource,
+           'period_start': period_start.isoformat() + 'Z',
+           'period_end': period_end.isoformat() + 'Z',
+           'balance_hours': balance_hours}, priority='warn')

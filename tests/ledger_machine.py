@@ -4,9 +4,12 @@ Hypothesis drives ``QUOTAS`` and the in-memory model of the books
 (``tests.ledger_model``) with the same random operations: limit changes,
 reserves (over quota, idempotent retries, dry runs, negative deltas),
 reserves that claim a device through the device hook, commits,
-rollbacks, releases, leases starting and ending, the passing of time,
-expiry and purge. After every step the database must hold exactly what
-the model predicts, and the ledger's own identities must hold.
+rollbacks, releases, leases starting and ending, budgets set on usage
+rows, the passing of time (across the boundaries of short budget
+periods), expiry and purge. After every step the database must hold
+exactly what the model predicts (the meters of the usage rows to the
+second, and which reserves a budget refuses), and the ledger's own
+identities must hold.
 
 ``run`` runs it on the database cyquota points at, along the path
 ``tests.ledger_paths`` forced (or the server's fastest).
@@ -21,12 +24,17 @@ from hypothesis import stateful
 from hypothesis import strategies as st
 from oslo_utils import timeutils
 import pytest
+import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
+from cyquota.db import meter
 from cyquota.db import models
+from cyquota.db import prepared
 from cyquota import exception
+from cyquota.lease_tables import calendar
+from cyquota.quota.ledger import one_statement
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests import ledger_model
@@ -58,6 +66,15 @@ DELTAS = st.dictionaries(st.sampled_from(RESOURCES),
                          min_size=1)
 SECONDS = st.sampled_from([None, None, 1, 2, 5, 30])
 EXPIRE_FORMS = st.sampled_from(['seconds', 'datetime', 'iso'])
+#: The budget period of the run: an hour, so that time crosses periods.
+PERIOD = 'PT1H'
+#: Moves of the clock: seconds, or ``(PERIOD, offset)``: to ``offset``
+#: seconds off the next period's start.
+CLOCK_MOVES = (st.sampled_from([0.5, 1, 2, 10, 3600])
+               | st.tuples(st.just(PERIOD), st.sampled_from([-1, 0, 1])))
+#: The balances a budget is set to (unit-seconds; None: no budget): a
+#: few seconds of what a pair holds run them out.
+BALANCES = st.none() | st.sampled_from([-3600, 0, 1, 2, 30, 7200])
 
 
 def consumer_of(project, holder):
@@ -69,10 +86,12 @@ def consumer_of(project, holder):
 
 class LedgerMachine(stateful.RuleBasedStateMachine):
 
-    def __init__(self, clock):
+    def __init__(self, clock, unmetered):
         super().__init__()
         fixtures.clear_tables()
         self.clock = clock
+        #: The writes of used or leased seen without the meter.
+        self.unmetered = unmetered
         clock.now = START
         self.ctx = cyquota_context.get_admin_context()
         self.registered = {}
@@ -88,6 +107,9 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
         #: The active leases: ``{lease id: (project, {resource: amount})}``.
         self.leases = {}
         self.lease_numbers = itertools.count(1)
+        self.meters = ledger_model.Meters()
+        #: ``{(project, resource): budget_base}`` of the rows with one.
+        self.budgets = {}
 
     # -- the model's view ----------------------------------------------------
 
@@ -102,8 +124,19 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                        if r.project == project and r.request_id == request_id),
                       key=lambda r: r.resource)
 
+    def now_s(self):
+        return meter.seconds(self.clock.now)
+
+    def balance(self, key):
+        """The balance of the budget of ``key`` now (None: no budget)."""
+        if key not in self.budgets:
+            return None
+        return self.budgets[key] - self.meters.at(key, self.now_s())
+
     def expect_reserve(self, project, deltas):
-        """The exception a fresh reserve of ``deltas`` must raise, or None."""
+        """The exception a fresh reserve of ``deltas`` must raise and what
+        it tells (OverQuota's ``overs``, BudgetExhausted's details), or
+        ``(None, None)``."""
         overs = []
         for resource, delta in deltas.items():
             key = (project, resource)
@@ -116,7 +149,19 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                     project_id=project, resource=resource, scope='project',
                     limit=limit, used=used, reserved=reserved,
                     requested=delta))
-        return (exception.OverQuota, overs) if overs else (None, None)
+        if overs:
+            return exception.OverQuota, overs
+        for resource, delta in deltas.items():
+            balance = self.balance((project, resource))
+            if delta > 0 and balance is not None and balance <= 0:
+                period = meter.current_periods().of(self.clock.now)
+                return exception.BudgetExhausted, dict(
+                    project_id=project, resource=resource,
+                    period_start=calendar.isotime(period.start),
+                    period_end=calendar.isotime(period.end),
+                    balance_hours=round(balance / 3600, 4),
+                    requested_hours=0)
+        return None, None
 
     def expect_claim(self, consumer, amount):
         """The exception a claim of ``amount`` must raise, or the provider
@@ -141,12 +186,15 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
         own=st.dictionaries(st.tuples(st.sampled_from(PROJECTS),
                                       st.sampled_from(RESOURCES)),
                             st.integers(0, 6)),
-        ready=st.booleans())
-    def set_limits(self, registered, own, ready):
-        """Limits to start with; ``ready``: the projects' usage rows made
-        (as a lease event makes them), so that the first reserves and ends
-        may take the fast paths, which leave a missing row to the locked
-        one."""
+        ready=st.booleans(),
+        budgets=st.dictionaries(st.tuples(st.sampled_from(PROJECTS),
+                                          st.sampled_from(RESOURCES)),
+                                BALANCES))
+    def set_limits(self, registered, own, ready, budgets):
+        """Limits and budgets to start with; ``ready``: the projects'
+        usage rows made (as a lease event makes them), so that the first
+        reserves and ends may take the fast paths, which leave a missing
+        row to the locked one."""
         if ready:
             for project in PROJECTS:
                 self._lease_event(project, dict.fromkeys(RESOURCES, 0),
@@ -155,6 +203,8 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
             self.change_limit(None, resource, value)
         for (project, resource), value in own.items():
             self.change_limit(project, resource, value)
+        for (project, resource), balance in budgets.items():
+            self.set_budget(project, resource, balance)
 
     @stateful.rule(project=st.sampled_from((None,) + PROJECTS),
                    resource=st.sampled_from(RESOURCES),
@@ -238,7 +288,7 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                 with pytest.raises(exception.RequestIdConflict):
                     QUOTAS.reserve(self.ctx, project, deltas, **call)
             return
-        error, overs = self.expect_reserve(project, deltas)
+        error, told = self.expect_reserve(project, deltas)
         provider = None
         if error is None and devices is not None:
             provider = self.expect_claim(consumer, deltas[DEVICE_CLASS])
@@ -249,8 +299,10 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
         if error is not None:
             with pytest.raises(error) as caught:
                 QUOTAS.reserve(self.ctx, project, deltas, **call)
-            if overs:
-                assert caught.value.overs == overs
+            if error is exception.BudgetExhausted:
+                assert caught.value.kwargs == told
+            elif told:
+                assert caught.value.overs == told
                 if consumer and not dry_run:  # findable by the consumer
                     self.refusals.append(self.clock.now)
             return
@@ -395,11 +447,36 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                 getattr(self.books, 'lease_' + event)(project, resource,
                                                       amount, lease_id)
 
+    # -- budgets -------------------------------------------------------------
+
+    @stateful.rule(project=st.sampled_from(PROJECTS),
+                   resource=st.sampled_from(RESOURCES), balance=BALANCES)
+    def set_budget(self, project, resource, balance):
+        """Give a pair's usage row a budget of ``balance`` left now, or
+        none, as the budgets' layer writes it (``budget_base``: the
+        balance plus the meter)."""
+        key = (project, resource)
+        self._lease_event(project, {resource: 0}, None, None)  # the row
+        base = None
+        if balance is not None:
+            base = balance + self.meters.at(key, self.now_s())
+            self.budgets[key] = base
+        else:
+            self.budgets.pop(key, None)
+        ledger_model.set_budget_base(project, resource, base)
+
     # -- time ----------------------------------------------------------------
 
-    @stateful.rule(seconds=st.sampled_from([0.5, 1, 2, 10, 3600]))
-    def advance_time(self, seconds):
-        self.clock.advance(seconds)
+    @stateful.rule(move=CLOCK_MOVES)
+    def advance_clock(self, move):
+        """Let time pass: seconds, or to around the next period's start
+        (never back)."""
+        if isinstance(move, tuple):
+            boundary = meter.current_periods().of(self.clock.now).end
+            self.clock.now = max(self.clock.now, boundary
+                                 + datetime.timedelta(seconds=move[1]))
+        else:
+            self.clock.advance(move)
 
     @stateful.rule(seconds=st.sampled_from([0, 1, 2, 10]))
     def expire(self, seconds):
@@ -429,8 +506,9 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
 
     @stateful.invariant()
     def books_match(self):
-        books, reservations = ledger_model.database_books()
+        books, reservations, meters = ledger_model.database_books()
         assert books == self.books
+        self.meters_match(meters)
         assert reservations == {u: (r.status, r.expire)
                                 for u, r in self.rows.items()}
         assert not [d for d in books.drift if d[3] == 'reserved_below_zero']
@@ -438,6 +516,30 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                                    books.reserved.values(),
                                    books.leased.values(),
                                    books.consumers.values()), default=0) >= 0
+
+    @stateful.invariant()
+    def every_write_moved_the_meter(self):
+        assert self.unmetered == []
+
+    def meters_match(self, found):
+        """Each usage row's meter (``found``: ``{key: Metered}``) is what
+        the model integrates, exact to the second: ``metered`` at
+        ``metered_at`` and the meter now (the holdings change only at a
+        step's own instant: a rule moves the clock before it changes
+        anything); ``metered_mark`` of the current period is the meter at
+        its start; budgets are where they were set."""
+        now_s = self.now_s()
+        self.meters.follow(self.books, now_s)
+        period_s = meter.period_seconds(self.clock.now)
+        for key in self.meters.keys() | set(found):
+            row = found.get(key, ledger_model.NO_ROW)
+            assert row.at(now_s) == self.meters.at(key, now_s), key
+            if row.metered_at is not None:
+                assert row.metered_at <= now_s
+                assert row.metered == self.meters.at(key, row.metered_at)
+            if row.marked_period == period_s:
+                assert row.metered_mark == self.meters.at(key, period_s)
+            assert row.budget_base == self.budgets.get(key)
 
     @stateful.invariant()
     def devices_match(self):
@@ -490,13 +592,31 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
 def run(monkeypatch, examples, steps):
     """Run the machine ``examples`` times, ``steps`` steps at the most, on
     the database cyquota points at, with time standing still but when a
-    rule moves it."""
+    rule moves it, and budget periods of ``PERIOD``."""
     CONF.set_override('reservation_retention', 0, 'quota')
+    CONF.set_override('period', PERIOD, 'budgets')
     clock = Clock(START)
     monkeypatch.setattr(timeutils, 'utcnow', clock)
-    stateful.run_state_machine_as_test(
-        lambda: LedgerMachine(clock),
-        settings=hypothesis.settings(
-            max_examples=examples, stateful_step_count=steps, deadline=None,
-            database=None,
-            suppress_health_check=[hypothesis.HealthCheck.too_slow]))
+    unmetered = []
+
+    def watch(conn, cursor, statement, *args):
+        words = statement.split(None, 2)
+        if words[0] == 'EXECUTE':  # MariaDB's of a prepared statement
+            statement = prepared.text(words[1].split('(')[0])
+        unmetered.extend(ledger_model.unmetered_writes(statement))
+    engines = [db_api.get_engine()]
+    if one_statement.available_on(engines[0].dialect):
+        engines.append(db_api.get_autocommit_engine())
+    for engine in engines:
+        sa.event.listen(engine, 'before_cursor_execute', watch)
+    try:
+        stateful.run_state_machine_as_test(
+            lambda: LedgerMachine(clock, unmetered),
+            settings=hypothesis.settings(
+                max_examples=examples, stateful_step_count=steps,
+                deadline=None, database=None,
+                suppress_health_check=[hypothesis.HealthCheck.too_slow]))
+    finally:
+        CONF.clear_override('period', 'budgets')
+        for engine in engines:
+            sa.event.remove(engine, 'before_cursor_execute', watch)

@@ -3,16 +3,21 @@ from the database, for the model-based tests (``tests.ledger_machine``).
 
 The books: per (project, resource) ``used``, ``reserved`` and ``leased``,
 what each consumer holds, the drift events, the reservation rows, and the
-devices claimed (which provider serves each consumer, and how much).
+devices claimed (which provider serves each consumer, and how much); and
+the meter of each pair, what it held (``used - leased``) integrated over
+time (``Meters``).
 """
 
 import collections
 import dataclasses
 import datetime
+import re
+import typing
 
 import sqlalchemy as sa
 
 from cyquota.db import api as db_api
+from cyquota.db import meter
 from cyquota.db import models
 from cyquota.db import placement_models
 
@@ -154,10 +159,92 @@ class Devices:
                       for consumer, (provider, amount) in self.held.items())
 
 
+# An UPDATE of the usage rows (MariaDB's may name an index) and its SET
+# clause; and a column it assigns (``name=``: comparisons are spaced).
+_USAGE_UPDATE = re.compile(
+    r'UPDATE quota_usages\b(?:(?!\bSET\b).)*?\bSET\s(.*?)'
+    r'(?=\sFROM\s|\sWHERE\s|\sRETURNING\s|;|$)', re.S)
+_ASSIGNED = re.compile(r'(?<![\w.<>!])(\w+)=')
+#: The meter's SET terms, first in every write of used or leased.
+METER_TERMS = ('metered_mark', 'metered', 'metered_at', 'marked_period')
+
+
+def unmetered_writes(statement):
+    """The SET clauses of the UPDATEs of ``quota_usages`` in
+    ``statement`` (SQL text) that change ``used`` or ``leased`` without
+    first moving the meter (``METER_TERMS``, before any other term:
+    MariaDB evaluates them left to right)."""
+    return [clause for clause in _USAGE_UPDATE.findall(statement)
+            if {'used', 'leased'} & set(_ASSIGNED.findall(clause))
+            and tuple(_ASSIGNED.findall(clause)[:4]) != METER_TERMS]
+
+
+class Meters:
+    """What each (project, resource) held by attaches (``used - leased``)
+    from each instant on (Unix seconds), and its integral: the meter the
+    usage row must show, exact to the second."""
+
+    def __init__(self):
+        #: ``{key: [(since, holding), ...]}``, in time order.
+        self._steps = collections.defaultdict(list)
+
+    def follow(self, books, second):
+        """The holdings of ``books`` are in force from ``second`` on."""
+        for key in set(books.used) | set(books.leased):
+            holding = books.used[key] - books.leased[key]
+            steps = self._steps[key]
+            if (steps[-1][1] if steps else 0) != holding:
+                steps.append((second, holding))
+
+    def keys(self):
+        return set(self._steps)
+
+    def at(self, key, second):
+        """The meter of ``key`` at ``second``: unit-seconds held before
+        it."""
+        steps = self._steps.get(key, [])
+        ends = [since for since, _held in steps[1:]] + [second]
+        return sum(held * (min(end, second) - since)
+                   for (since, held), end in zip(steps, ends)
+                   if since < second)
+
+
+class Metered(typing.NamedTuple):
+    """A usage row's meter and budget as the database holds them."""
+
+    metered: int
+    metered_at: typing.Optional[int]
+    holding: int
+    metered_mark: typing.Optional[int]
+    marked_period: typing.Optional[int]
+    budget_base: typing.Optional[int]
+
+    def at(self, second):
+        """Its meter at ``second``, as the ledger reads it."""
+        return meter.value_at(self.metered, self.metered_at, self.holding,
+                              second)
+
+
+#: The meter of a pair that has no usage row.
+NO_ROW = Metered(0, None, 0, None, None, None)
+
+
+def set_budget_base(project, resource, base):
+    """Write ``budget_base`` of a usage row as the budgets' layer does
+    (None: no budget)."""
+    usages = models.QuotaUsage.__table__
+    with db_api.get_engine().begin() as conn:
+        assert conn.execute(
+            usages.update().where(usages.c.project_id == project,
+                                  usages.c.resource == resource)
+            .values(budget_base=base)).rowcount == 1
+
+
 def database_books():
     """The books as the database holds them: ``(Books, {reservation uuid:
-    (status, expire)})``."""
+    (status, expire)}, {(project, resource): Metered})``."""
     books = Books()
+    meters = {}
     tables = models.Base.metadata.tables
     with db_api.get_engine().connect() as conn:
         for row in conn.execute(sa.select(tables['quota_usages'])):
@@ -165,6 +252,9 @@ def database_books():
             books.used[key] = row.used
             books.reserved[key] = row.reserved
             books.leased[key] = row.leased
+            meters[key] = Metered(
+                row.metered, row.metered_at, row.used - row.leased,
+                row.metered_mark, row.marked_period, row.budget_base)
         for row in conn.execute(sa.select(tables['consumer_usages'])):
             books.consumers[(row.project_id, row.resource,
                              row.consumer_id)] = row.used
@@ -175,7 +265,7 @@ def database_books():
         reservations = {row.uuid: (row.status, row.expire) for row in
                         conn.execute(sa.select(table.c.uuid, table.c.status,
                                                table.c.expire))}
-    return books, reservations
+    return books, reservations, meters
 
 
 def database_devices():

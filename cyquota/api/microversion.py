@@ -57,6 +57,8 @@ ACTIVE_LEASE_GROWS = _version('1.5')
 RELEASE = _version('1.6')
 #: ``GET /v1/refusals``.
 REFUSALS = _version('1.7')
+#: ``/v1/budgets``; the usage document's ``remaining_hours``.
+BUDGETS = _version('1.8')
 
 #: ``(version, what changed)``, oldest first: the history the version
 #: document's range and the documentation's table are read from.
@@ -80,12 +82,16 @@ HISTORY = (
               'once.'),
     (REFUSALS, 'GET /v1/refusals lists the reserves refused over quota for '
                'a consumer.'),
+    (BUDGETS, 'Budgets of accelerator-hours: GET /v1/budgets/{project_id}, '
+              'PUT and DELETE /v1/budgets/{project_id}/{resource}, POST '
+              '.../credits, GET /v1/budgets/{project_id}/entries; the usage '
+              'document shows remaining_hours where a budget is set.'),
 )
 MIN_VERSION = HISTORY[0][0]
 MAX_VERSION = HISTORY[-1][0]
 #: What a request without the header speaks: the version the product
 #: specification describes. It does not follow MAX_VERSION.
-DEFAULT_VERSION = REFUSALS
+DEFAULT_VERSION = BUDGETS
 
 
 def _requested(environ):

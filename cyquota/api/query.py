@@ -123,9 +123,9 @@ def target(params):
     return {'project_id': params['project_id']}
 
 
-def next_links(name, params, page, page_size, key):
+def next_links(name, params, page, page_size, key, path=None):
     """``{"<name>_links": [{"rel": "next", "href": ...}]}`` of a full
-    ``page`` of ``/v1/<name>``, else ``{}``.
+    ``page`` of ``/v1/<path>`` (default: ``name``), else ``{}``.
 
     The href repeats the request's query (``params``, None values left
     out) with the page's size as ``limit`` and, as ``marker``, the ``key``
@@ -135,5 +135,5 @@ def next_links(name, params, page, page_size, key):
         return {}
     query = dict(params, limit=str(page_size), marker=page[-1][key])
     return {'%s_links' % name: [{'rel': 'next', 'href': '%s/v1/%s?%s' % (
-        pecan.request.application_url, name, urllib.parse.urlencode(
+        pecan.request.application_url, path or name, urllib.parse.urlencode(
             {k: v for k, v in sorted(query.items()) if v is not None}))}]}

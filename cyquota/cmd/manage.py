@@ -11,6 +11,9 @@
     cyquota-manage usage show [--project P] [--resource R]
     cyquota-manage devices sync [--full]       copy the cloud's Placement
                                                now, print what changed
+    cyquota-manage budget check | rollover     prove the budgets' books
+                                               (exit 1 when they disagree),
+                                               roll periods over now
 
 Every command but ``db sync`` and ``db version`` needs a migrated database
 and never creates one.
@@ -28,6 +31,7 @@ from cyquota.cloud import mirror
 from cyquota.cloud import placement_client
 from cyquota.cloud import placement_errors
 from cyquota.cloud import witness
+from cyquota.cmd import budget_commands
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -49,6 +53,7 @@ CATEGORIES = {
     'quota': 'reconcile counts with records',
     'usage': 'quota usage',
     'devices': "the copy of the cloud's Placement",
+    'budget': budget_commands.HELP,
 }
 
 
@@ -318,6 +323,7 @@ def _add_parsers(subparsers):
              "since the last copy: for changes made in Placement without "
              "moving generations (aggregates set at microversions before "
              "1.19)")
+    budget_commands.add_parsers(subparsers, command)
 
 
 def main(argv=None):

@@ -63,7 +63,8 @@ class ConductorAPI:
 
     def get_usage(self, ctxt, project_id):
         """``{resource: {"limit", "used", "reserved", "available"}}``; -1
-        means unlimited."""
+        means unlimited. A resource with a budget also has
+        ``"remaining_hours"``: its balance now, in accelerator-hours."""
         return self._client.call(ctxt, 'get_usage', project_id=project_id)
 
     def report_allocations(self, ctxt, host, allocations):

@@ -10,10 +10,13 @@ purge_interval``) and, with ``[placement] source = placement``, copy the
 cloud's Placement into cyquota (``[placement] sync_interval``, one
 conductor per round: ``cyquota.cloud.mirror``) and compare the ledger
 with it (``[placement] witness_interval``, one conductor per round:
-``cyquota.cloud.witness_rounds``). Any number of conductors
-may run them against one database: the ledger locks each reservation's
-and each lease's row, so each is expired, started or ended exactly once,
-and a small jitter keeps the conductors from running in step.
+``cyquota.cloud.witness_rounds``); they roll budgets over to a new
+period and tell the budgets found spent (``[budgets] rollover_interval``,
+first run at start: ``cyquota.budgets.rollover``, ``.exhaustion``). Any
+number of conductors may run them against one database: the ledger locks
+each reservation's and each lease's row, so each is expired, started or
+ended exactly once, a compare-and-set moves each budget to a new period
+once, and a small jitter keeps the conductors from running in step.
 """
 
 import threading
@@ -22,6 +25,8 @@ import time
 from futurist import periodics
 from oslo_log import log as logging
 
+from cyquota.budgets import exhaustion
+from cyquota.budgets import rollover
 from cyquota.cloud import lease_writeback
 from cyquota.cloud import mirror
 from cyquota.cloud import witness_rounds
@@ -81,13 +86,20 @@ def _periodic_tasks(host):
             LOG.info('Purged %d row(s) past their retention (finished '
                      'reservations, resolved drift, refusals)', purged)
 
+    @periodics.periodic(CONF.budgets.rollover_interval, run_immediately=True)
+    def roll_budgets_over():
+        context = cyquota_context.get_admin_context()
+        rollover.roll_all(context)
+        exhaustion.tell(context)
+
     @periodics.periodic(CONF.placement.sync_interval, run_immediately=True)
     def sync_placement_mirror():
         mirror.periodic_sync(cyquota_context.get_admin_context(), host)
 
     tasks = [(expire_reservations, None, None),
              (start_and_end_leases, None, None),
-             (purge_reservations, None, None)]
+             (purge_reservations, None, None),
+             (roll_budgets_over, None, None)]
     if CONF.placement.source == 'placement':
         tasks.append((sync_placement_mirror, None, None))
         if CONF.placement.witness_interval:  # 0: no periodic witness

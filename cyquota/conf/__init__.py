@@ -4,6 +4,7 @@
 from oslo_config import cfg
 
 from cyquota.conf import api
+from cyquota.conf import budgets
 from cyquota.conf import conductor
 from cyquota.conf import cyborg
 from cyquota.conf import database
@@ -16,6 +17,7 @@ from cyquota.conf import quota
 CONF = cfg.CONF
 
 api.register_opts(CONF)
+budgets.register_opts(CONF)
 conductor.register_opts(CONF)
 cyborg.register_opts(CONF)
 database.register_opts(CONF)

@@ -1,6 +1,7 @@
 """Entry points for oslo-config-generator."""
 
 from cyquota.conf import api
+from cyquota.conf import budgets
 from cyquota.conf import conductor
 from cyquota.conf import cyborg
 from cyquota.conf import database
@@ -12,7 +13,7 @@ from cyquota.conf import placement
 from cyquota.conf import quota
 
 _MODULES = (quota, conductor, api, placement, enforcement, leases,
-            metrics, cyborg)
+            budgets, metrics, cyborg)
 
 
 def list_opts():

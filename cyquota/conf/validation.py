@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from stevedore import named as stevedore_named
 
 from cyquota.conf import cyborg as cyborg_conf
+from cyquota import periods
 from cyquota import redaction
 from cyquota import resource_classes
 
@@ -51,6 +52,10 @@ def validate(conf):
     _check_transport(conf)
     _check_database(conf)
     _check_entry_point(conf, 'quota', 'limit_source', 'cyquota.limit_sources')
+    try:
+        periods.Periods(conf.budgets.period)
+    except ValueError as error:
+        raise InvalidOption('budgets', 'period', error)
     if conf.quota.limit_cache_url:
         _check_url('quota', 'limit_cache_url', conf.quota.limit_cache_url,
                    _REDIS)

@@ -68,6 +68,21 @@ class QuotaUsage(TimestampMixin, Base):
     #: What active leases hold, part of ``used``.
     leased = sa.Column(sa.Integer, nullable=False, default=0,
                        server_default='0')
+    #: The meter of accelerator-seconds (``cyquota.db.meter``): the
+    #: unit-seconds of ordinary holdings (``used - leased``) up to
+    #: ``metered_at`` (Unix seconds; None: never metered, nothing to add).
+    # The server's default only: an INSERT of a usage row stays as it was.
+    metered = sa.Column(sa.BigInteger, nullable=False, server_default='0')
+    metered_at = sa.Column(sa.BigInteger, nullable=True)
+    #: The meter at the start of period ``marked_period`` (Unix seconds),
+    #: taken by the first change in that period: the roll-over closes the
+    #: period before at that exact value.
+    metered_mark = sa.Column(sa.BigInteger, nullable=True)
+    marked_period = sa.Column(sa.BigInteger, nullable=True)
+    #: Of a budgeted pair (else None): the balance plus the meter, in
+    #: unit-seconds, so that the balance is ``budget_base - meter now``,
+    #: read on this row by the reserve that changes it.
+    budget_base = sa.Column(sa.BigInteger, nullable=True)
 
 
 class Reservation(TimestampMixin, Base):

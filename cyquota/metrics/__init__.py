@@ -78,6 +78,11 @@ LEASE_WRITES = prometheus_client.Counter(
     'start, once per change of its reason; failed: Placement did not '
     'answer as it should, tried again).', ['outcome'], registry=REGISTRY)
 
+BUDGET_EXHAUSTIONS = prometheus_client.Counter(
+    'cyquota_budget_exhaustions', 'Budgets of accelerator-hours found spent '
+    '(a balance at or below zero), once per budget and period, by '
+    'resource.', ['resource'], registry=REGISTRY)
+
 
 def share_between_processes(directory):
     """Keep the values of this process, and of the processes it forks
@@ -101,6 +106,11 @@ def count_over_quota(overs):
     for scope, resource in sorted({(over['scope'], over['resource'])
                                    for over in overs}):
         OVER_QUOTA.labels(scope, resource).inc()
+
+
+def count_budget_exhausted(resource):
+    """Count one budget of ``resource`` found spent in its period."""
+    BUDGET_EXHAUSTIONS.labels(resource).inc()
 
 
 @contextlib.contextmanager

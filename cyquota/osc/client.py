@@ -20,7 +20,7 @@ from osc_lib import exceptions
 
 SERVICE_TYPE = 'accelerator-quota'
 #: The newest API microversion these commands know.
-KNOWN_VERSION = '1.7'
+KNOWN_VERSION = '1.8'
 
 
 class ApiError(exceptions.CommandError):
@@ -126,16 +126,19 @@ class Client:
                    for link in page.get('quota_usages_links', ()))
         return page['quota_usages'], more
 
-    def _every_page(self, name, key, limit=None, marker=None, **filters):
-        """The items of ``GET /v1/<name>`` after ``marker``, page after
-        page while a page has a ``next`` link, at most ``limit`` of them
-        (all when None); the next page starts after the ``key`` of the
-        last item, as the link's marker does."""
+    def _every_page(self, name, key, limit=None, marker=None, path=None,
+                    **filters):
+        """The items of ``GET /v1/<path>`` (default: ``name``, the key of
+        the items) after ``marker``, page after page while a page has a
+        ``next`` link, at most ``limit`` of them (all when None); the next
+        page starts after the ``key`` of the last item, as the link's
+        marker does."""
         items = []
         while True:
-            page = self._call('GET', '/v1/' + name, params=self._query(
-                limit=None if limit is None else limit - len(items),
-                marker=marker, **filters))
+            wanted = None if limit is None else limit - len(items)
+            page = self._call('GET', '/v1/' + (path or name),
+                              params=self._query(limit=wanted, marker=marker,
+                                                 **filters))
             items += page[name]
             more = any(link['rel'] == 'next'
                        for link in page.get(name + '_links', ()))
@@ -203,3 +206,37 @@ class Client:
     def _limit_path(project_id, resource):
         return '/v1/limits/%s/%s' % (_segment(project_id),
                                      _segment(resource))
+
+    def show_budget(self, project_id):
+        """``GET /v1/budgets/{project_id}``: the budget document."""
+        return self._call('GET', '/v1/budgets/%s' % _segment(project_id))[
+            'budget']
+
+    def set_budget(self, project_id, resource, budget):
+        """``PUT /v1/budgets/{project_id}/{resource}`` with ``budget``
+        (``{"hours", "refill"?, "cap"?}``); the budget document."""
+        return self._call('PUT', self._budget_path(project_id, resource),
+                          json=budget)['budget']
+
+    def delete_budget(self, project_id, resource):
+        """``DELETE /v1/budgets/{project_id}/{resource}``."""
+        self._call('DELETE', self._budget_path(project_id, resource))
+
+    def credit_budget(self, project_id, resource, hours, reason):
+        """``POST /v1/budgets/{project_id}/{resource}/credits``; the
+        entry written."""
+        return self._call(
+            'POST', self._budget_path(project_id, resource) + '/credits',
+            json={'hours': hours, 'reason': reason})['entry']
+
+    def list_budget_entries(self, project_id, limit=None, marker=None):
+        """``GET /v1/budgets/{project_id}/entries``, newest first: every
+        page after the entry ``marker``, at most ``limit`` entries."""
+        return self._every_page(
+            'entries', 'id', limit, marker,
+            path='budgets/%s/entries' % _segment(project_id))
+
+    @staticmethod
+    def _budget_path(project_id, resource):
+        return '/v1/budgets/%s/%s' % (_segment(project_id),
+                                      _segment(resource))

@@ -8,6 +8,7 @@
 import itertools
 
 from cyquota.policies import base
+from cyquota.policies import budgets
 from cyquota.policies import conductor
 from cyquota.policies import devices
 from cyquota.policies import leases
@@ -23,4 +24,4 @@ def list_rules():
                            reservations.list_rules(), refusals.list_rules(),
                            limits.list_rules(), devices.list_rules(),
                            leases.list_rules(), metrics.list_rules(),
-                           conductor.list_rules())
+                           budgets.list_rules(), conductor.list_rules())

@@ -87,7 +87,9 @@ def test_commands_stand_beside_cyborgs(openstack):
         'accelerator lease %s' % verb
         for verb in ('create', 'list', 'show', 'set', 'delete')} | {
         'accelerator limit %s' % verb
-        for verb in ('list', 'show', 'set', 'delete')}
+        for verb in ('list', 'show', 'set', 'delete')} | {
+        'accelerator budget %s' % verb
+        for verb in ('show', 'set', 'delete', 'credit', 'entries')}
     # Cyborg's own (python-openstackclient's accelerator module has the
     # names python-cyborgclient registers).
     assert 'accelerator device list' in groups['openstack.accelerator.v2']

@@ -131,7 +131,8 @@ def test_each_step_is_given_its_binds(server):
 
 
 def test_a_bind_no_field_holds_fails_as_its_statement_is_built():
-    renamed = sql.END_RESERVED.values(reserved=sa.bindparam('_kept'))
+    renamed = sql.END_RESERVED.where(sql.USAGES.c.reserved
+                                     > sa.bindparam('_kept'))
     with pytest.raises(ValueError, match='_kept'):
         binds.Binds(binds.names_of(renamed), sql.Move)
     # A bind of a resource's field where the fields of each are others.

@@ -115,8 +115,8 @@ def test_no_command_lists_the_categories(manage):
     assert result.stderr.strip() == (
         'cyquota-manage: a command is required: db (database schema); '
         'quota (reconcile counts with records); usage (quota usage); '
-        "devices (the copy of the cloud's Placement) "
-        '(see cyquota-manage --help)')
+        "devices (the copy of the cloud's Placement); "
+        'budget (accelerator-hour budgets) (see cyquota-manage --help)')
 
 
 def test_help_describes_the_command(manage):

@@ -6,6 +6,7 @@ from oslo_config import cfg
 import pytest
 
 from cyquota.conf import api
+from cyquota.conf import budgets
 from cyquota.conf import conductor
 from cyquota.conf import cyborg
 from cyquota.conf import database
@@ -21,8 +22,8 @@ def _conf(tmp_path, text=''):
     """A configuration of its own (an auth plugin registers options of its
     own in [placement]) parsed from ``text``."""
     conf = cfg.ConfigOpts()
-    for module in (api, conductor, cyborg, database, enforcement, leases,
-                   metrics, placement, quota):
+    for module in (api, budgets, conductor, cyborg, database, enforcement,
+                   leases, metrics, placement, quota):
         module.register_opts(conf)
     path = tmp_path / 'cyquota.conf'
     path.write_text(text)

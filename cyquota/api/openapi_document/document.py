@@ -7,6 +7,7 @@ import yaml
 
 from cyquota.api.openapi_document import components as shared
 from cyquota.api.openapi_document import operation as op
+from cyquota.api.openapi_document import paths_budgets
 from cyquota.api.openapi_document import paths_devices
 from cyquota.api.openapi_document import paths_leases
 from cyquota.api.openapi_document import paths_quota
@@ -25,6 +26,7 @@ def build():
     paths = paths_quota.paths(components)
     paths.update(paths_leases.paths(components))
     paths.update(paths_devices.paths())
+    paths.update(paths_budgets.paths(components))
     _versioned(paths)
     return {
         'openapi': '3.1.0',

@@ -37,10 +37,16 @@ class ResourceUsage(Counts):
     of -1 mean unlimited. ``leased``: held by active leases, part of
     ``used``; ``promised``: the peak of pending leases from now on, kept
     free (``available = limit - used - reserved - promised``). ``tree``
-    only under strict-two-level."""
+    only under strict-two-level; ``remaining_hours`` only where a budget
+    is set (microversion 1.8 and later)."""
 
-    _wsme_attr_order = COUNTS + ('tree',)
+    _wsme_attr_order = COUNTS + ('tree', 'remaining_hours')
     tree = base.Field(TreeUsage, optional=True)
+    remaining_hours = base.Field(
+        float, optional=True,
+        description="The balance now of the project's budget of the "
+                    'resource, in accelerator-hours (below zero when '
+                    'running attaches overspent it).')
 
 
 class QuotaUsage(base.APIBase):

@@ -5,6 +5,7 @@ from alembic import context
 
 from cyquota.db import api as db_api
 from cyquota.db import attachment_models  # noqa: F401 (registers tables)
+from cyquota.db import budget_models  # noqa: F401 (registers tables)
 from cyquota.db import lease_models  # noqa: F401 (registers tables)
 from cyquota.db import models
 from cyquota.db import placement_models  # noqa: F401 (registers tables)

@@ -61,5 +61,18 @@ Locking discipline, the whole of the ledger's concurrency story:
   chosen provider's generation (``cyquota.placement.claim_steps``,
   through the device hook).
 
+The meter (SPEC 3.8, ``cyquota.db.meter``): each usage row meters what
+its project holds by attaches, ``used - leased`` unit-seconds, up to the
+instant of its last write. Every UPDATE that changes ``used`` or
+``leased`` (a locked row written back, an end's relative UPDATE, each
+one statement's, a lease's start or end) moves the meter to the
+operation's instant first, in that same write (its terms first: MariaDB
+evaluates SET left to right), so a balance is exact to the second
+without a sweep and costs no statement more. A reserve that adds
+holdings to a row with a budget (``budget_base``) whose balance is at or
+below zero is refused in the conditional UPDATE's own WHERE (the locked
+path then says why: ``BudgetExhausted``), under the same locks as the
+limit; a detach, a commit, an end of lease never are.
+
 Input is validated by the QuotaEngine before it reaches the ledger.
 """

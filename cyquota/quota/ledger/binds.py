@@ -10,21 +10,28 @@ a field that differs by resource is suffixed with the resource's index
 
 ``Binds`` reads the names a statement takes from the statement itself,
 once, as the statement is built, and finds each one's field, raising
-where there is none; each call then builds the dict of exactly those
-names from the fields' values. A bind renamed in one place fails where
+where there is none (the meter's binds, ``_now_s`` and ``_period_s``,
+are derived from the shared ``now``: ``cyquota.db.meter.binds``); each
+call then builds the dict of exactly those names from the fields'
+values. A bind renamed in one place fails where
 its statement is built, on every backend, not at run time on one
 (tests/unit/test_ledger_binds.py holds every statement to it).
 """
 
+import operator
 import re
 
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
+from cyquota.db import meter
 from cyquota.quota.ledger import statements as sql
 
 # A bind of a field of one resource: ``_<field>_<index>``.
 _OF_ONE = re.compile(r'_(\w+)_(\d+)$')
+# The meter's binds (``meter.binds``), read from the shared fields' now.
+_METER = {'_now_s': lambda shared: meter.seconds(shared.now),
+          '_period_s': lambda shared: meter.period_seconds(shared.now)}
 
 
 def bind_name(field, index=None):
@@ -74,7 +81,7 @@ class Binds:
         #: The names of the binds of each dict built.
         self.names = frozenset(names)
         # (bind, which value: the shared one (0) or a resource's (1 +
-        # its index), which of its fields), for each bind.
+        # its index), what reads it there), for each bind.
         self._plan = tuple((name, *_field(name, shared, each))
                            for name in sorted(self.names))
 
@@ -82,24 +89,25 @@ class Binds:
         """The binds' dict: of the fields of ``shared`` and of ``each``
         resource's (one, or one a resource in index order)."""
         values = (shared, *each)
-        return {name: values[which][field]
-                for name, which, field in self._plan}
+        return {name: read(values[which])
+                for name, which, read in self._plan}
 
 
 def _field(name, shared, each):
-    """Where bind ``name`` is found: (0, the index of its field in
-    ``shared``), or (1 + the index of its resource, that of its field in
-    ``each``)."""
-    field = name[1:] if name.startswith('_') else None
+    """Where bind ``name`` is found: (0, what reads it from ``shared``),
+    or (1 + the index of its resource, what reads it from ``each``)."""
+    field = name[1:] if name.startswith('_') else ''
     if field in shared._fields:
-        return 0, shared._fields.index(field)
+        return 0, operator.attrgetter(field)
+    if name in _METER and 'now' in shared._fields:
+        return 0, _METER[name]
     if each is not None:
         of_one = _OF_ONE.match(name)
         if of_one and of_one.group(1) in each._fields:
-            return 1 + int(of_one.group(2)), each._fields.index(
-                of_one.group(1))
+            return (1 + int(of_one.group(2)),
+                    operator.attrgetter(of_one.group(1)))
         if field in each._fields:
-            return 1, each._fields.index(field)
+            return 1, operator.attrgetter(field)
     raise ValueError('no field of %s holds the bind %s' % (
         ' or '.join(kind.__name__ for kind in (shared, each) if kind),
         name))

@@ -188,18 +188,22 @@ class LeaseHoldings:
     def start(self, resource, amount, lease_id):
         """An active lease now holds ``amount``: into ``used`` and
         ``leased``, with the lease as the consumer."""
-        for level in self._levels(resource):
+        usage = self._usages[resource]
+        usage.add('leased', amount)
+        for level in self._scope.levels(resource):
             level.counts.leased += amount
-        self._usages[resource].add('used', amount)
+        usage.add('used', amount)
         consumers.add(self._conn, self.project_id, resource, lease_id,
                       amount)
         self._touched.add(resource)
 
     def end(self, resource, amount, lease_id):
         """An active lease gives ``amount`` back (never below zero)."""
-        for level in self._levels(resource):
+        usage = self._usages[resource]
+        usage.take('leased', amount)
+        for level in self._scope.levels(resource):
             level.counts.leased = max(0, level.counts.leased - amount)
-        applied = self._usages[resource].take('used', amount)
+        applied = usage.take('used', amount)
         if applied < amount:
             usage_rows.record_drift(
                 self._conn, self.project_id, resource, lease_id,
@@ -228,8 +232,10 @@ class LeaseHoldings:
                 self._touched.add(resource)
 
     def write(self, batch=None):
-        """Store the changed counts, then ``promised`` and ``leased`` of
-        every level touched: as writes of ``batch`` (a ``write_batch.
+        """Store the changed counts (the usage rows' ``used`` and
+        ``leased`` together, their meters moved in the same write), then
+        ``promised`` of every level touched and ``leased`` of the levels
+        above the project: as writes of ``batch`` (a ``write_batch.
         WriteBatch`` the caller sends) if given, else in one batch now."""
         sending = batch is None
         if sending:
@@ -239,8 +245,9 @@ class LeaseHoldings:
         for resource in sorted(self._touched):
             for level in self._levels(resource):
                 table = level.table
-                values = dict(promised=level.counts.promised,
-                              leased=level.counts.leased, updated_at=now)
+                values = dict(promised=level.counts.promised, updated_at=now)
+                if table is not sql.USAGES:
+                    values['leased'] = level.counts.leased
                 if (table.name, level.counts.id) in self._instants:
                     values['promised_at'] = self._instants[
                         table.name, level.counts.id]

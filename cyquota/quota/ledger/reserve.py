@@ -18,6 +18,13 @@ quota, overflow, a request id seen before, a claim it cannot decide),
 takes the locked path: it locks
 what the model's rule reads and the usage rows, reads them, and decides,
 saying exactly why it refuses.
+
+A positive delta is also refused where the usage row has a budget
+(``budget_base``) whose balance at the reserve's instant is at or below
+zero (SPEC 3.8): by the same conditional UPDATE (``statements.fits``),
+or on the locked path, under the same locks, as ``BudgetExhausted``
+(OverQuota first where both apply). A detach is never refused by a
+budget, and what runs goes on: the balance may go negative.
 """
 
 from oslo_db import exception as db_exc
@@ -26,8 +33,10 @@ import sqlalchemy as sa
 
 from cyquota.db import api as db_api
 from cyquota.db import backends
+from cyquota.db import meter
 from cyquota.db import models
 from cyquota import exception
+from cyquota.lease_tables import calendar
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import one_statement
 from cyquota.quota.ledger import statements as sql
@@ -215,7 +224,8 @@ class Reserve:
                 earlier = _find_request(conn, project_id, request_id, deltas)
                 if earlier is not None:
                     return earlier
-            _check(project_id, deltas, usages, scope)
+            now = models.utcnow()
+            _check(project_id, deltas, usages, scope, now)
             if dry_run:
                 return []
             if devices is not None:
@@ -223,7 +233,6 @@ class Reserve:
                 # the whole reserve (the hook raises a deadlock).
                 self.devices.claim(context, consumer_id, project_id, devices,
                                    user_id=context.user_id)
-            now = models.utcnow()
             rows = [dict(uuid=uuidutils.generate_uuid(),
                          usage_id=usages[r].id, project_id=project_id,
                          resource=r, delta=d, expire=expire,
@@ -258,11 +267,15 @@ def _find_request(conn, project_id, request_id, deltas):
     return [row.uuid for row in rows]
 
 
-def _check(project_id, deltas, usages, scope):
+def _check(project_id, deltas, usages, scope, now):
     """Raise OverQuota (or InvalidDelta) unless every delta fits the
-    project's limit and whatever else the model's scope holds it to."""
+    project's limit and whatever else the model's scope holds it to;
+    else BudgetExhausted if a positive one is of a row whose budget has
+    no balance left at ``now`` (a detach is never refused by a
+    budget)."""
     limits = scope.project_limits
     overs = []
+    exhausted = []
     for resource, delta in deltas.items():
         usage = usages[resource]
         if delta < 0:
@@ -285,5 +298,16 @@ def _check(project_id, deltas, usages, scope):
         over = scope.over(resource, delta)
         if over is not None:
             overs.append(over)
+        balance = usage.balance(meter.seconds(now))
+        if balance is not None and balance <= 0:
+            exhausted.append((resource, balance))
     if overs:
         raise exception.OverQuota(overs=overs)
+    if exhausted:
+        resource, balance = exhausted[0]
+        period = meter.current_periods().of(now)
+        raise exception.BudgetExhausted(
+            project_id=project_id, resource=resource,
+            period_start=calendar.isotime(period.start),
+            period_end=calendar.isotime(period.end),
+            balance_hours=round(balance / 3600, 4), requested_hours=0)

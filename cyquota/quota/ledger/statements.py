@@ -4,6 +4,13 @@ parameters (a statement built per call costs as much CPU as a round trip).
 Bind names of UPDATEs start with ``_``: they must differ from the column
 names. Each is ``_`` and a field of a NamedTuple here, which the ledger
 fills to run the statement (``binds``).
+
+Every UPDATE that changes ``used`` or ``leased`` moves the row's meter
+first, in the same write (``cyquota.db.meter.advance``: its binds
+``_now_s`` and ``_period_s`` are derived from the ``now`` of the
+statement's NamedTuple, ``binds``); a reserve that adds holdings takes
+them only where the row's budget, if any, has a balance left
+(``fits``).
 """
 
 import datetime
@@ -13,6 +20,7 @@ import typing
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
+from cyquota.db import meter
 from cyquota.db import models
 
 USAGES = models.QuotaUsage.__table__
@@ -22,7 +30,8 @@ DRIFT = models.DriftEvent.__table__
 
 LOCK_ALL_USAGES = (
     sa.select(USAGES.c.id, USAGES.c.resource, USAGES.c.used,
-              USAGES.c.reserved, USAGES.c.promised, USAGES.c.leased)
+              USAGES.c.reserved, USAGES.c.promised, USAGES.c.leased,
+              USAGES.c.metered, USAGES.c.metered_at, USAGES.c.budget_base)
     .where(USAGES.c.project_id == sa.bindparam('project_id'))
     .order_by(USAGES.c.resource)
     .with_for_update())
@@ -53,11 +62,15 @@ def lock_usages_with_limits(model):
 
 INSERT_USAGE = USAGES.insert()
 INSERT_RESERVATIONS = RESERVATIONS.insert()
+# A locked row written back: its meter moved, then its counts.
 WRITE_USAGE = (
     USAGES.update()
     .where(USAGES.c.id == sa.bindparam('_id'))
-    .values(used=sa.bindparam('_used'), reserved=sa.bindparam('_reserved'),
-            updated_at=sa.bindparam('_now')))
+    .ordered_values(*meter.advance(USAGES),
+                    ('used', sa.bindparam('_used')),
+                    ('reserved', sa.bindparam('_reserved')),
+                    ('leased', sa.bindparam('_leased')),
+                    ('updated_at', sa.bindparam('_now'))))
 THE_USAGE = (USAGES.c.project_id == sa.bindparam('_project_id'),
              USAGES.c.resource == sa.bindparam('_resource'))
 RESERVE_COLUMNS = ('uuid', 'delta', 'expire', 'status', 'request_id',
@@ -126,14 +139,15 @@ def end_reserved(rows, held, taken=None, used=None):
     rows: ``held`` (their positive deltas) off reserved and, for a
     commit, ``used`` (what it adds) onto used, only where neither goes
     below zero even row by row (``taken``: the negative deltas a commit
-    applies)."""
+    applies); the meter moved first."""
     where = [*rows, USAGES.c.reserved >= held]
-    counts = dict(reserved=USAGES.c.reserved - held,
-                  updated_at=sa.bindparam('_now'))
+    counts = [('reserved', USAGES.c.reserved - held),
+              ('updated_at', sa.bindparam('_now'))]
     if used is not None:
         where.append(USAGES.c.used + taken >= 0)
-        counts['used'] = USAGES.c.used + used
-    return USAGES.update().where(*where).values(**counts)
+        counts.append(('used', USAGES.c.used + used))
+    return (USAGES.update().where(*where)
+            .ordered_values(*meter.advance(USAGES), *counts))
 
 
 # The end of reserved rows of one resource (``_taken`` and ``_used`` are
@@ -307,14 +321,17 @@ def fits(limit, delta=None):
     """Whether ``delta`` (an SQL expression; by default the bind
     ``_delta``) fits the usage row: a positive one if the total, with what
     leases are promised, stays within ``limit`` (an SQL expression; below
-    zero: unlimited) and the largest count; a negative one (a detach) if
-    ``used`` covers it."""
+    zero: unlimited) and the largest count, and the row's budget, if it
+    has one, has a balance left at ``_now_s`` (``meter.allows``); a
+    negative one (a detach), which no budget refuses, if ``used`` covers
+    it."""
     if delta is None:
         delta = sa.cast(sa.bindparam('_delta'), sa.BigInteger)
     total = USAGES.c.used + USAGES.c.reserved + delta
     return sa.or_(
         sa.and_(delta > 0, total <= models.MAX_COUNT,
-                sa.or_(limit < 0, total + USAGES.c.promised <= limit)),
+                sa.or_(limit < 0, total + USAGES.c.promised <= limit),
+                meter.allows(USAGES)),
         sa.and_(delta < 0, USAGES.c.used + delta >= 0))
 
 

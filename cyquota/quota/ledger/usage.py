@@ -6,6 +6,7 @@ import dataclasses
 
 from oslo_log import log as logging
 
+from cyquota.db import meter
 from cyquota.db import models
 from cyquota.db import prepared
 from cyquota.quota.ledger import statements as sql
@@ -26,6 +27,11 @@ class Usage:
     #: what active leases hold (part of ``used``); kept by lease events.
     promised: int = 0
     leased: int = 0
+    #: The row's meter as locked (``cyquota.db.meter``) and its budget
+    #: (None: none).
+    metered: int = 0
+    metered_at: int | None = None
+    budget_base: int | None = None
     #: The project's limit of the resource, where it was read with the
     #: row (``lock``'s ``model``), else None.
     limit: int | None = None
@@ -44,6 +50,15 @@ class Usage:
         """Take ``amount`` from ``field``, stopping at zero; returns what
         was taken."""
         return -self.add(field, -amount)
+
+    def balance(self, now_s):
+        """The budget's remaining unit-seconds at ``now_s`` (Unix
+        seconds) as the row was locked, before any change in memory;
+        None where the row has no budget."""
+        if self.budget_base is None:
+            return None
+        return self.budget_base - meter.value_at(
+            self.metered, self.metered_at, self.used - self.leased, now_s)
 
 
 def lock(conn, project_id, resources, create=False, scope=None,
@@ -84,9 +99,12 @@ def lock(conn, project_id, resources, create=False, scope=None,
 
 
 def write(conn, usages, scope):
-    """Write the changed rows, then let the model's scope follow them."""
+    """Write the changed rows, each meter moved to now first, then let the
+    model's scope follow them."""
     now = models.utcnow()
-    changed = [dict(_id=u.id, _used=u.used, _reserved=u.reserved, _now=now)
+    moved = meter.binds(now)
+    changed = [dict(_id=u.id, _used=u.used, _reserved=u.reserved,
+                    _leased=u.leased, _now=now, **moved)
                for u in usages.values() if u.dirty]
     if changed:
         conn.execute(sql.WRITE_USAGE,

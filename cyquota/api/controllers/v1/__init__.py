@@ -4,6 +4,7 @@ import pecan
 
 from cyquota.api.controllers.v1 import aggregates
 from cyquota.api.controllers.v1 import allocation_candidates
+from cyquota.api.controllers.v1 import budgets
 from cyquota.api.controllers.v1 import leases
 from cyquota.api.controllers.v1 import limits
 from cyquota.api.controllers.v1 import openapi
@@ -28,6 +29,7 @@ class V1Controller:
     registered_limits = registered_limits.RegisteredLimitsController()
     projects = projects.ProjectsController()
     leases = leases.LeasesController()
+    budgets = budgets.BudgetsController()
 
     @pecan.expose(generic=True)
     def index(self):

@@ -1,7 +1,8 @@
 """``/v1/quota_usages``: the admin usage endpoint.
 
 ``GET /v1/quota_usages/{project_id}``: a project's used, reserved, limit
-and available per resource (and its tree's, under strict-two-level).
+and available per resource (and its tree's, under strict-two-level); from
+microversion 1.8, ``remaining_hours`` of each resource with a budget.
 
 ``GET /v1/quota_usages?project_id=&resource=&limit=&marker=``: usage rows
 of every project, in (project_id, resource) order, ``limit`` (1-1000,
@@ -14,10 +15,12 @@ import urllib.parse
 
 import pecan
 
+from cyquota.api import microversion
 from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import quota_usage as schema
 from cyquota.api.types import quota_usage as types
+from cyquota.budgets import document as budget_document
 from cyquota.policies import quota_usages as rules
 from cyquota import quota
 
@@ -49,9 +52,12 @@ class QuotaUsageController:
     def get(self):
         context = policy.authorized_context(
             rules.SHOW, {'project_id': self.project_id})
-        return types.QuotaUsageResponse.from_dict({
-            'quota_usage': quota.QUOTAS.get_usage_document(
-                context, self.project_id)}).to_json()
+        usage = quota.QUOTAS.get_usage_document(context, self.project_id)
+        if microversion.is_at_least(microversion.BUDGETS):
+            budget_document.add_remaining_hours(
+                context, self.project_id, usage['resources'])
+        return types.QuotaUsageResponse.from_dict(
+            {'quota_usage': usage}).to_json()
 
 
 class QuotaUsagesController:

@@ -1,0 +1,176 @@
+"""Budgets against concurrent reserves, on PostgreSQL and MariaDB.
+
+Processes reserve at once, over and over, against one usage row with a
+budget (``budget_base``, set as the budgets' layer sets it). Whatever
+runs beside it, a reserve passes exactly where a judge taking them one
+at a time would let it through at the instant it ran: where the balance
+at that instant is above zero (SPEC 3.8). Reserves do not spend; what
+runs does, and nothing that runs is stopped: the balance goes below
+zero while commits, detaches and releases go on.
+"""
+
+import time
+
+from oslo_utils import timeutils
+import pytest
+import sqlalchemy as sa
+
+from cyquota import context as cyquota_context
+from cyquota.db import api as db_api
+from cyquota.db import meter
+from cyquota.db import models
+from cyquota import exception
+from cyquota.quota import QUOTAS
+from tests import fixtures
+
+WORKERS = 4
+_USAGES = models.QuotaUsage.__table__
+
+_barrier = None
+
+
+def _start_worker(url, barrier):
+    """Runs first in each worker process: configure, point at ``url``."""
+    global _barrier
+    _barrier = barrier
+    fixtures.start_worker(url)
+
+
+worker_pools = fixtures.worker_pools(WORKERS, _start_worker)
+
+
+def _now_s():
+    return meter.seconds(timeutils.utcnow())
+
+
+def _ready():
+    _barrier.wait(timeout=120)
+
+
+def _reserving(project, until):
+    """Once every worker is ready, reserve one FPGA for ``project`` again
+    and again until ``until`` (Unix seconds): ``[(second before, second
+    after, uuids or None where refused)]``."""
+    ctx = cyquota_context.get_admin_context()
+    _barrier.wait(timeout=60)
+    tried = []
+    while time.time() < until:
+        before = _now_s()
+        try:
+            got = QUOTAS.reserve(ctx, project, {'FPGA': 1})
+        except exception.BudgetExhausted as refused:
+            assert refused.kwargs['balance_hours'] <= 0
+            got = None
+        tried.append((before, _now_s(), got))
+    return tried
+
+
+def _committing(project, uuids):
+    """Once every worker is ready, commit ``uuids`` one by one."""
+    ctx = cyquota_context.get_admin_context()
+    _barrier.wait(timeout=60)
+    for uuid in uuids:
+        QUOTAS.commit(ctx, project, [uuid])
+
+
+@pytest.fixture
+def at_once(db_url, worker_pools):
+    """``at_once(function, args_of_worker_0, ...)``: ``function`` in every
+    worker at once (they meet at a barrier); returns what each returned."""
+    pool = worker_pools.of(db_url)
+    # Spawned and started before any test's clock runs.
+    for waiting in [pool.apply_async(_ready) for _ in range(WORKERS)]:
+        waiting.get(timeout=300)
+
+    def run(function, *per_worker):
+        pending = [pool.apply_async(function, args) for args in per_worker]
+        return [waiting.get(timeout=300) for waiting in pending]
+    return run
+
+
+def _set_balance(project, resource, balance):
+    """Give the usage row a budget of ``balance`` unit-seconds left now;
+    returns now (Unix seconds)."""
+    now = timeutils.utcnow()
+    with db_api.get_engine().begin() as conn:
+        conn.execute(
+            _USAGES.update().where(_USAGES.c.project_id == project,
+                                   _USAGES.c.resource == resource)
+            .values(budget_base=meter.at(_USAGES, meter.NOW) + balance),
+            meter.binds(now))
+    return meter.seconds(now)
+
+
+def _row(project, resource):
+    with db_api.get_engine().connect() as conn:
+        return conn.execute(sa.select(_USAGES).where(
+            _USAGES.c.project_id == project,
+            _USAGES.c.resource == resource)).one()
+
+
+def _balance(row, second):
+    return row.budget_base - meter.value_at(
+        row.metered, row.metered_at, row.used - row.leased, second)
+
+
+def _uuids(tried):
+    return [uuid for _before, _after, got in tried if got for uuid in got]
+
+
+def test_a_balance_just_above_zero_lets_every_reserve_through(
+        backend, ctx, at_once):
+    # Nothing runs: reserves do not spend, so one unit-second left is
+    # enough for every one of them; at zero, none gets through.
+    QUOTAS.rollback(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': 1}))
+    _set_balance('p1', 'FPGA', 1)
+    tried = at_once(_reserving, *[('p1', time.time() + 1.5)] * WORKERS)
+    passed = _uuids(sum(tried, []))
+    assert passed and len(passed) == sum(len(each) for each in tried)
+    assert _row('p1', 'FPGA').reserved == len(passed)
+
+    _set_balance('p1', 'FPGA', 0)
+    tried = at_once(_reserving, *[('p1', time.time() + 1)] * WORKERS)
+    assert all(each for each in tried)
+    assert _uuids(sum(tried, [])) == []
+    row = _row('p1', 'FPGA')
+    assert (row.reserved, row.used) == (len(passed), 0)
+    # A detach is never refused by a budget.
+    QUOTAS.commit(ctx, 'p1', passed[:2])
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': -1}))
+    QUOTAS.release(ctx, 'p1', {'FPGA': 1})
+    assert _row('p1', 'FPGA').used == 0
+
+
+def test_a_balance_running_out_refuses_from_its_instant_on(
+        backend, ctx, at_once):
+    # Four FPGAs run, twelve unit-seconds left: three seconds from now
+    # the balance is zero, and from that second on no reserve passes.
+    held = 4
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': held}))
+    start = _set_balance('p1', 'FPGA', 3 * held)
+    out = start + 3
+    tried = at_once(_reserving, *[('p1', out + 1.5)] * WORKERS)
+
+    every = sum(tried, [])
+    assert [(before, after, got) for before, after, got in every
+            if got and before >= out or not got and after < out] == []
+    passed = _uuids(every)
+    assert passed and any(got is None for _b, _a, got in every)
+    row = _row('p1', 'FPGA')
+    assert (row.used, row.reserved) == (held, len(passed))
+    assert _balance(row, _now_s()) <= 0
+
+    # What runs goes on, and spends on: commits of every reserve that
+    # passed (at once), a release, a detach.
+    mine = [_uuids(each) for each in tried]
+    at_once(_committing, *[('p1', uuids) for uuids in mine])
+    QUOTAS.release(ctx, 'p1', {'FPGA': 1})
+    QUOTAS.commit(ctx, 'p1', QUOTAS.reserve(ctx, 'p1', {'FPGA': -1}))
+    row = _row('p1', 'FPGA')
+    assert (row.used, row.reserved) == (held + len(passed) - 2, 0)
+    now_s = _now_s()
+    assert _balance(row, now_s) < 0
+    with pytest.raises(exception.BudgetExhausted) as refused:
+        QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
+    assert refused.value.kwargs['balance_hours'] < 0
+    assert row.metered_at <= now_s  # never ahead of the clocks
