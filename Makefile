@@ -7,9 +7,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Test processes run side by side (pytest-xdist): most of a functional test
-# waits on a server or a process start, so two workers fill two cores.
-TEST_WORKERS ?= 2
+# Test processes side by side (pytest-xdist, -n): 0 runs the tests in this
+# process. On two cores two processes were slower than one (the functional
+# tests' servers and spawned workers already fill both); give more cores
+# more processes: make test TEST_WORKERS=4.
+TEST_WORKERS ?= 0
 
 .PHONY: run test unit bench genconfig genopenapi
 

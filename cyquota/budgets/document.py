@@ -31,12 +31,6 @@ _BUDGETED = (
 
 #: The balance now of each budgeted usage row of a project: the usage
 #: row alone holds it.
-_REMAINING = (
-    sa.select(rows.USAGES.c.resource,
-              meter.balance(rows.USAGES).label('balance'))
-    .where(rows.USAGES.c.project_id == sa.bindparam('project_id'),
-           rows.USAGES.c.budget_base.is_not(None)))
-
 _PERIOD_SUMS = (
     sa.select(rows.ENTRIES.c.resource, rows.ENTRIES.c.kind,
               sa.func.sum(rows.ENTRIES.c.seconds))
@@ -94,24 +88,3 @@ def show(context, project_id, now=None):
             'next_refill': period.end,
         }
     return {'project_id': project_id, 'resources': resources}
-
-
-def remaining_hours(context, project_id, now=None):
-    """``{resource: remaining hours}`` of the project's budgeted
-    resources at ``now`` (default: now)."""
-    now = now or models.utcnow()
-    with db_api.one_read_connection(context) as conn:
-        return {resource: units.hours(balance) for resource, balance
-                in conn.execute(_REMAINING, dict(meter.binds(now),
-                                                 project_id=project_id))}
-
-
-def add_remaining_hours(context, project_id, resources, now=None):
-    """Add ``remaining_hours`` to each of ``resources`` (``{resource:
-    counts}``, a usage document's) that has a budget; returns
-    ``resources``."""
-    for resource, hours in remaining_hours(context, project_id,
-                                           now).items():
-        if resource in resources:
-            resources[resource]['remaining_hours'] = hours
-    return resources

@@ -9,18 +9,18 @@ and at most ``MAX_HOURS``; it is kept rounded to the nearest second.
 import decimal
 
 from cyquota.db import budget_models
+from cyquota.db import meter
 from cyquota import exception
 
 #: The most hours a budget, cap or credit may name: far above any real
 #: budget, far below what the 64-bit columns hold in seconds.
 MAX_HOURS = 1_000_000_000
-DECIMALS = 6
+DECIMALS = meter.HOUR_DECIMALS
 MAX_REASON = 255
 
 
-def hours(seconds):
-    """``seconds`` (unit-seconds, an int) as hours, a JSON number."""
-    return round(seconds / 3600, DECIMALS)
+#: ``seconds`` (unit-seconds, an int) as hours, a JSON number.
+hours = meter.hours
 
 
 def seconds(field, value, positive=False):

@@ -14,7 +14,6 @@ raises a specific ``exception.Invalid`` and changes nothing.
 from oslo_log import log as logging
 import oslo_messaging
 
-from cyquota.budgets import document as budget_document
 from cyquota.conductor import rpc
 from cyquota import exception
 from cyquota.policies import conductor as conductor_rules
@@ -82,9 +81,7 @@ class ConductorManager:
     def get_usage(self, context, project_id):
         _authorize(context, conductor_rules.GET_USAGE,
                    {'project_id': project_id})
-        return budget_document.add_remaining_hours(
-            context, project_id,
-            quota.QUOTAS.get_project_usage(context, project_id))
+        return quota.QUOTAS.get_project_usage(context, project_id)
 
     @_answers_with_quota_errors
     def report_allocations(self, context, host, allocations):

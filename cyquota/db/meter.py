@@ -84,6 +84,15 @@ def advance(row, now=NOW, period=PERIOD):
     ]
 
 
+#: Hours are shown to a millionth (the API takes at most this many decimals).
+HOUR_DECIMALS = 6
+
+
+def hours(unit_seconds: int) -> float:
+    """Unit-seconds as hours, a JSON number."""
+    return round(unit_seconds / 3600, HOUR_DECIMALS)
+
+
 def balance(row, now=NOW):
     """The remaining balance of a budgeted ``row`` at ``now`` in
     unit-seconds (NULL where no budget is set)."""

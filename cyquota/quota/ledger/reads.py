@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import backends
 from cyquota.db import markers
+from cyquota.db import meter
 from cyquota.db import models
 from cyquota.quota.ledger import statements as sql
 from cyquota.quota.limits import model as model_protocol
@@ -21,11 +22,26 @@ from cyquota.quota.limits import model as model_protocol
 _usages = sql.USAGES
 _reservations = models.Reservation.__table__
 
-# Built once: it runs on every usage read.
+# Built once: it runs on every usage read. A budgeted row's balance now
+# (NULL: no budget) comes in the same row.
+_BALANCE = meter.balance(_usages).label('balance')
 _PROJECT_USAGE = (
     sa.select(_usages.c.resource, _usages.c.used, _usages.c.reserved,
-              _usages.c.leased, _usages.c.promised)
+              _usages.c.leased, _usages.c.promised, _BALANCE)
     .where(_usages.c.project_id == sa.bindparam('project_id')))
+
+
+def _now_seconds():
+    """The meter's bind of now, for the balances a read shows."""
+    return {'_now_s': meter.seconds(models.utcnow())}
+
+
+def _with_budget(view, balance):
+    """``view`` (a resource's counts) with ``remaining_hours`` where the
+    resource has a budget (``balance``, unit-seconds, not None)."""
+    if balance is not None:
+        view['remaining_hours'] = meter.hours(balance)
+    return view
 
 
 class Reads:
@@ -42,7 +58,8 @@ class Reads:
         ``project_usage`` reads it and its parent's id (None for a root).
         One query where the model decides by the project's own row and the
         source's limits and projects are in this database; otherwise the
-        two reads, in one transaction."""
+        two reads, in one transaction. A resource with a budget also has
+        ``remaining_hours``, its balance now."""
         resources = tuple(resources)
         if resources not in self._documents:
             self._documents[resources] = self._document(resources)
@@ -54,13 +71,14 @@ class Reads:
         with db_api.one_read_connection(context) as conn:
             rows = {row.resource: row for row in conn.execute(statement, {
                 '_project_id': project_id,
-                '_default': self.model.source.unregistered_limit})}
+                '_default': self.model.source.unregistered_limit,
+                **_now_seconds()})}
         usage = {}
         for resource in resources:
             row = rows[resource]
-            usage[resource] = model_protocol.usage_view(
+            usage[resource] = _with_budget(model_protocol.usage_view(
                 row.limit, row.used or 0, row.reserved or 0, row.leased or 0,
-                row.promised or 0)
+                row.promised or 0), row.balance)
         return usage, rows[resources[0]].parent_id
 
     def _document(self, resources):
@@ -78,7 +96,7 @@ class Reads:
             for resource in resources]).subquery('wanted')
         return (
             sa.select(wanted.c.resource, _usages.c.used, _usages.c.reserved,
-                      _usages.c.leased, _usages.c.promised,
+                      _usages.c.leased, _usages.c.promised, _BALANCE,
                       # The limit's rule, of each wanted resource in turn.
                       sql.limit_of(limit, wanted.c.resource).label('limit'),
                       parent.label('parent_id'))
@@ -90,20 +108,22 @@ class Reads:
     def project_usage(self, context, project_id, resources):
         """``{resource: {limit, used, reserved, available}}``, plus what the
         model adds (under strict-two-level, ``tree``: ``{root_id, limit,
-        used, reserved, available}`` of the project's whole tree)."""
+        used, reserved, available}`` of the project's whole tree) and,
+        where a budget is set, ``remaining_hours``."""
         with db_api.reader_connection(context) as conn:
-            rows = conn.execute(_PROJECT_USAGE,
-                                {'project_id': project_id}).all()
-            found = {r.resource: (r.used, r.reserved, r.leased, r.promised)
-                     for r in rows}
+            rows = conn.execute(_PROJECT_USAGE, {'project_id': project_id,
+                                                 **_now_seconds()}).all()
+            found = {r.resource: r for r in rows}
             scope = self.model.read(context, conn, project_id, resources)
             limits = scope.project_limits
             result = {}
             for resource in resources:
-                result[resource] = dict(
-                    model_protocol.usage_view(limits[resource],
-                                              *found.get(resource,
-                                                         (0, 0, 0, 0))),
+                row = found.get(resource)
+                counts = ((row.used, row.reserved, row.leased, row.promised)
+                          if row is not None else (0, 0, 0, 0))
+                result[resource] = dict(_with_budget(
+                    model_protocol.usage_view(limits[resource], *counts),
+                    row.balance if row is not None else None),
                     **scope.report(resource))
         return result
 

@@ -20,7 +20,6 @@ from cyquota.api import policy
 from cyquota.api import query
 from cyquota.api.schemas import quota_usage as schema
 from cyquota.api.types import quota_usage as types
-from cyquota.budgets import document as budget_document
 from cyquota.policies import quota_usages as rules
 from cyquota import quota
 
@@ -53,9 +52,9 @@ class QuotaUsageController:
         context = policy.authorized_context(
             rules.SHOW, {'project_id': self.project_id})
         usage = quota.QUOTAS.get_usage_document(context, self.project_id)
-        if microversion.is_at_least(microversion.BUDGETS):
-            budget_document.add_remaining_hours(
-                context, self.project_id, usage['resources'])
+        if not microversion.is_at_least(microversion.BUDGETS):
+            for counts in usage['resources'].values():
+                counts.pop('remaining_hours', None)
         return types.QuotaUsageResponse.from_dict(
             {'quota_usage': usage}).to_json()
 
