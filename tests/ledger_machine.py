@@ -582,11 +582,15 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                 key = (project, resource)
                 limit = self.limit(project, resource)
                 used, reserved = self.books.used[key], self.books.reserved[key]
-                assert usage[resource] == dict(
+                expected = dict(
                     limit=limit, used=used, reserved=reserved,
                     leased=self.books.leased[key], promised=0,
                     available=-1 if limit < 0 else max(
                         0, limit - used - reserved))
+                balance = self.balance(key)
+                if balance is not None:
+                    expected['remaining_hours'] = meter.hours(balance)
+                assert usage[resource] == expected
 
 
 def run(monkeypatch, examples, steps):
