@@ -159,7 +159,7 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                     project_id=project, resource=resource,
                     period_start=calendar.isotime(period.start),
                     period_end=calendar.isotime(period.end),
-                    balance_hours=round(balance / 3600, 4),
+                    balance_hours=round(balance / 3600, 6),
                     requested_hours=0)
         return None, None
 

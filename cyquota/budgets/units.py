@@ -6,6 +6,7 @@ every answer shows hours: ``round(seconds / 3600, 6)``), is at least 0
 and at most ``MAX_HOURS``; it is kept rounded to the nearest second.
 """
 
+import datetime
 import decimal
 
 from cyquota.db import budget_models
@@ -80,3 +81,18 @@ def reason(value):
             field='reason', reason='expected 1 to %d characters'
                                    % MAX_REASON)
     return value
+
+
+def _isotime(instant):
+    return instant.replace(tzinfo=datetime.timezone.utc).isoformat()
+
+
+def exhausted(project_id, resource, period_start, balance, requested):
+    """The ``BudgetExhausted`` of ``requested`` unit-seconds of
+    ``resource`` that the balance (``balance`` unit-seconds) of the period
+    beginning at ``period_start`` does not hold."""
+    period = meter.current_periods().of(period_start)
+    return exception.BudgetExhausted(
+        project_id=project_id, resource=resource,
+        period_start=_isotime(period.start), period_end=_isotime(period.end),
+        balance_hours=hours(balance), requested_hours=hours(requested))

@@ -28,6 +28,7 @@ committed (``events``)."""
 
 from oslo_log import log as logging
 
+from cyquota.budgets import lease_charges
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
@@ -169,6 +170,9 @@ class LeaseEngine:
             overs = holdings.window_overs()
             if overs:
                 raise exception.OverQuota(overs=overs)
+            holdings.spend(lease_id, None, lease_charges.Plan(
+                amounts, request.start, request.end), context.user_id,
+                lease_charges.ACCEPTED, now)
             # The writes go as one statement where the server takes it.
             batch = write_batch.WriteBatch(conn)
             devices.take(batch, choice)
@@ -372,6 +376,13 @@ class LeaseEngine:
             amounts = request.amounts()
             holdings = quota.QUOTAS.lease_holdings(
                 context, conn, row.project_id, list(amounts))
+            if not due:  # What it will not hold now is refunded.
+                holdings.spend(
+                    lease_id,
+                    lease_charges.Plan(amounts, row.start_date, row.end_date),
+                    lease_charges.Plan(amounts, row.start_date, end_date)
+                    if row.status == lease_models.ACTIVE else None,
+                    context.user_id, lease_charges.ENDED, now)
             if row.status == lease_models.ACTIVE:
                 for resource, amount in sorted(amounts.items()):
                     holdings.end(resource, amount, lease_id)

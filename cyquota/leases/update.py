@@ -14,6 +14,7 @@ import collections
 
 from oslo_log import log as logging
 
+from cyquota.budgets import lease_charges
 from cyquota.db import api as db_api
 from cyquota.db import lease_models
 from cyquota.db import models
@@ -149,6 +150,11 @@ def apply(context, lease_id, seen, current, request, carrier):
         overs = holdings.window_overs()
         if overs:
             raise exception.OverQuota(overs=overs)
+        holdings.spend(
+            lease_id,
+            lease_charges.Plan(current.amounts(), current.start, current.end),
+            lease_charges.Plan(amounts, request.start, request.end),
+            context.user_id, lease_charges.CHANGED, now)
         if active:
             # It keeps its devices; what it adds it holds at once.
             devices.check(conn, held, now, request.end, lease_id)

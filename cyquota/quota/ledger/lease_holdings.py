@@ -32,6 +32,7 @@ devices' windows (``ask_windows``).
 
 import sqlalchemy as sa
 
+from cyquota.budgets import lease_charges
 from cyquota.db import models
 from cyquota.db import write_batch
 from cyquota.lease_tables import calendar
@@ -212,6 +213,16 @@ class LeaseHoldings:
         consumers.add(self._conn, self.project_id, resource, lease_id,
                       -amount)
         self._touched.add(resource)
+
+    def spend(self, lease_id, before, after, actor, reason, now=None):
+        """Charge and refund the project's budgets for lease ``lease_id``
+        going from plan ``before`` to plan ``after`` (``lease_charges.
+        Plan``, None: none); BudgetExhausted (403) when a charge does not
+        fit. Call it before any change in memory of ``used`` or
+        ``leased``: the balances are those of the rows as locked."""
+        lease_charges.move(self._conn, self.project_id, self._usages,
+                           lease_id, before, after,
+                           now or models.utcnow(), actor, reason)
 
     def refresh(self, resources, now=None):
         """Recompute ``promised`` of ``resources`` at every level: the

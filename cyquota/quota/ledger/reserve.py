@@ -31,12 +31,12 @@ from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cyquota.budgets import units
 from cyquota.db import api as db_api
 from cyquota.db import backends
 from cyquota.db import meter
 from cyquota.db import models
 from cyquota import exception
-from cyquota.lease_tables import calendar
 from cyquota.quota.ledger import binds
 from cyquota.quota.ledger import one_statement
 from cyquota.quota.ledger import statements as sql
@@ -305,9 +305,4 @@ def _check(project_id, deltas, usages, scope, now):
         raise exception.OverQuota(overs=overs)
     if exhausted:
         resource, balance = exhausted[0]
-        period = meter.current_periods().of(now)
-        raise exception.BudgetExhausted(
-            project_id=project_id, resource=resource,
-            period_start=calendar.isotime(period.start),
-            period_end=calendar.isotime(period.end),
-            balance_hours=round(balance / 3600, 4), requested_hours=0)
+        raise units.exhausted(project_id, resource, now, balance, 0)
