@@ -1,4 +1,5 @@
-"""Budgets against concurrent reserves, on PostgreSQL and MariaDB.
+"""Budgets against concurrent reserves and lease charges, on PostgreSQL
+and MariaDB.
 
 Processes reserve at once, over and over, against one usage row with a
 budget (``budget_base``, set as the budgets' layer sets it). Whatever
@@ -7,14 +8,24 @@ at a time would let it through at the instant it ran: where the balance
 at that instant is above zero (SPEC 3.8). Reserves do not spend; what
 runs does, and nothing that runs is stopped: the balance goes below
 zero while commits, detaches and releases go on.
+
+Leases are charged when accepted: processes accepting leases at once
+against one budget get exactly as many through as its hours hold, in
+the current period and in a later one.
 """
 
+import datetime
 import time
+import uuid
 
 from oslo_utils import timeutils
 import pytest
 import sqlalchemy as sa
 
+from cyquota.budgets import books
+from cyquota.budgets import check
+from cyquota.budgets import document
+from cyquota.budgets import lease_charges
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import meter
@@ -174,3 +185,44 @@ def test_a_balance_running_out_refuses_from_its_instant_on(
         QUOTAS.reserve(ctx, 'p1', {'FPGA': 1})
     assert refused.value.kwargs['balance_hours'] < 0
     assert row.metered_at <= now_s  # never ahead of the clocks
+
+
+def _accepting(project, count, start):
+    """Once every worker is ready, accept ``count`` leases of one FPGA for
+    the hour from ``start`` (now: None), as the lease engine charges
+    them; how many were accepted."""
+    ctx = cyquota_context.get_admin_context()
+    _barrier.wait(timeout=60)
+    accepted = 0
+    for _ in range(count):
+        begin = start or timeutils.utcnow()
+        plan = lease_charges.Plan({'FPGA': 1}, begin,
+                                  begin + datetime.timedelta(hours=1))
+        try:
+            with db_api.writer_connection(ctx) as conn:
+                holdings = QUOTAS.lease_holdings(ctx, conn, project,
+                                                 ['FPGA'])
+                holdings.spend(str(uuid.uuid4()), None, plan, 'u1',
+                               lease_charges.ACCEPTED)
+                holdings.write()
+        except exception.BudgetExhausted:
+            continue
+        accepted += 1
+    return accepted
+
+
+@pytest.mark.parametrize('when', ['now', 'next month'])
+def test_leases_accepted_at_once_take_exactly_what_the_budget_holds(
+        backend, ctx, at_once, when):
+    # 10 FPGA-hours a month (the default period); four processes ask for
+    # five leases of one FPGA-hour each.
+    books.set_budget(ctx, 'p1', 'FPGA', 10.5)
+    start = None
+    if when == 'next month':
+        start = datetime.datetime(2100, 1, 1)
+    accepted = at_once(_accepting, *[('p1', 5, start)] * WORKERS)
+    assert sum(accepted) == 10
+    if start is None:  # Each charged from its own instant: <= 1 h.
+        assert 9.99 < document.show(ctx, 'p1')['resources']['FPGA'][
+            'charged_hours'] <= 10
+    assert check.disagreements(ctx) == []
