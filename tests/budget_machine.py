@@ -395,11 +395,6 @@ def run(monkeypatch, examples, steps):
     clock = Clock(START)
     monkeypatch.setattr(timeutils, 'utcnow', clock)
     try:
-        stateful.run_state_machine_as_test(
-            lambda: BudgetMachine(clock),
-            settings=hypothesis.settings(
-                max_examples=examples, stateful_step_count=steps,
-                deadline=None, database=None,
-                suppress_health_check=[hypothesis.HealthCheck.too_slow]))
+        fixtures.run_machine(lambda: BudgetMachine(clock), examples, steps)
     finally:
         CONF.clear_override('period', 'budgets')

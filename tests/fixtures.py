@@ -7,6 +7,8 @@ processes of their own (or in pools of them, one per database)."""
 import contextlib
 import multiprocessing
 
+import hypothesis
+from hypothesis import stateful
 import pytest
 import sqlalchemy as sa
 
@@ -127,3 +129,15 @@ def mariadb_prepares_no_more():
         finally:
             conn.exec_driver_sql('SET GLOBAL max_prepared_stmt_count = %d'
                                  % limit)
+
+
+def run_machine(factory, examples, steps):
+    """Run the state machine that ``factory`` makes ``examples`` times,
+    ``steps`` steps at the most, as the model tests run theirs: no
+    deadline (a database's step takes what it takes) and no example
+    database (every run draws afresh)."""
+    stateful.run_state_machine_as_test(
+        factory, settings=hypothesis.settings(
+            max_examples=examples, stateful_step_count=steps,
+            deadline=None, database=None,
+            suppress_health_check=[hypothesis.HealthCheck.too_slow]))

@@ -614,12 +614,7 @@ def run(monkeypatch, examples, steps):
     for engine in engines:
         sa.event.listen(engine, 'before_cursor_execute', watch)
     try:
-        stateful.run_state_machine_as_test(
-            lambda: LedgerMachine(clock, unmetered),
-            settings=hypothesis.settings(
-                max_examples=examples, stateful_step_count=steps,
-                deadline=None, database=None,
-                suppress_health_check=[hypothesis.HealthCheck.too_slow]))
+        fixtures.run_machine(lambda: LedgerMachine(clock, unmetered), examples, steps)
     finally:
         CONF.clear_override('period', 'budgets')
         for engine in engines:
