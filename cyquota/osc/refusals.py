@@ -1,5 +1,6 @@
 """``openstack accelerator quota refusal list``: the reserves for a
-consumer that cyquota refused over quota, as it recorded them
+consumer that cyquota refused over quota or by an exhausted budget, as it
+recorded them
 (``GET /v1/refusals``), to find why an instance's bind failed when Nova
 shows no reason."""
 
@@ -7,7 +8,8 @@ from osc_lib.command import command
 
 _COLUMNS = (('id', 'ID'), ('project_id', 'Project ID'),
             ('consumer_id', 'Consumer ID'), ('request_id', 'Request ID'),
-            ('overs', 'Over'), ('created_at', 'Created At'))
+            ('overs', 'Over'), ('budget', 'Budget'),
+            ('created_at', 'Created At'))
 
 
 def _overs(overs):
@@ -20,8 +22,18 @@ def _overs(overs):
         for over in overs)
 
 
+def _budget(budget):
+    """The budget that refused, on one line: ``GPU: 0.0 hour(s) left
+    until 2026-12-01T00:00:00+00:00 (project p1)``; empty for none."""
+    if not budget:
+        return ''
+    return '%s: %s hour(s) left until %s (project %s)' % (
+        budget['resource'], budget['balance_hours'], budget['period_end'],
+        budget['project_id'])
+
+
 class ListRefusals(command.Lister):
-    """List recorded refusals over quota, newest first.
+    """List recorded refusals over quota or by a budget, newest first.
 
     A project's readers and members see their project's, an admin every
     project's. Every page is read, up to ``--limit`` rows when given.
@@ -47,8 +59,9 @@ class ListRefusals(command.Lister):
             project_id=parsed_args.project, limit=parsed_args.limit,
             marker=parsed_args.marker)
         if parsed_args.formatter == 'table':
-            refusals = [dict(row, overs=_overs(row['overs']))
+            refusals = [dict(row, overs=_overs(row['overs']),
+                             budget=_budget(row.get('budget')))
                         for row in refusals]
         return (tuple(title for _, title in _COLUMNS),
-                [tuple(row[key] for key, _ in _COLUMNS)
+                [tuple(row.get(key) for key, _ in _COLUMNS)
                  for row in refusals])

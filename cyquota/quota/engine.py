@@ -128,7 +128,8 @@ class QuotaEngine:
         reservation uuids; a ``dry_run`` checks and returns ``[]``.
 
         A refusal over quota for a ``consumer_id`` (not a dry run) is
-        recorded (``list_refusals``) and notified.
+        recorded (``list_refusals``) and notified; one by a budget
+        (BudgetExhausted) is recorded too.
 
         ``devices``: Placement-style request parameters (``{"resources":
         "FPGA:2", "member_of": "in:<agg>,<agg>", ...}``) whose totals equal
@@ -163,6 +164,11 @@ class QuotaEngine:
                 notifications.over_quota(
                     context, project_id, refused.overs, 'reserve',
                     consumer_id=consumer_id, request_id=request_id)
+            raise
+        except exception.BudgetExhausted as refused:
+            if not dry_run and consumer_id is not None:
+                refusals.record(context, project_id, consumer_id,
+                                request_id, [refusals.budget_entry(refused)])
             raise
         metrics.count_reservations('reserved', uuids)
         return uuids

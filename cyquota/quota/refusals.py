@@ -1,7 +1,11 @@
-"""The refusals log: a reserve for a consumer refused over quota is
-recorded, so that the refusal can be found by the consumer (an instance
-uuid) after its caller lost the error (Nova drops the body of Cyborg's
-bind error) (SPEC 3.7).
+"""The refusals log: a reserve for a consumer refused over quota, or by
+an exhausted budget, is recorded, so that the refusal can be found by the
+consumer (an instance uuid) after its caller lost the error (Nova drops
+the body of Cyborg's bind error) (SPEC 3.7).
+
+What refused it is kept as the 403 told it: the ``overs`` of an
+OverQuota, or one entry of scope ``budget`` (``budget_entry``), which a
+listing shows apart as ``budget``.
 
 A record is written in a transaction of its own once the refused one has
 rolled back (it changes nothing in the books); a failure to write it is
@@ -9,6 +13,7 @@ logged and leaves the refusal as it was. The rows are purged with the
 ended reservations (``ledger.upkeep``).
 """
 
+import datetime
 import functools
 import json
 
@@ -47,11 +52,39 @@ def record(context, project_id, consumer_id, request_id, overs):
     return uuid
 
 
+#: The scope of the entry of a refusal by a budget.
+BUDGET = 'budget'
+
+
+def budget_entry(refused):
+    """The entry recording ``refused`` (a BudgetExhausted): its project,
+    resource, period and balance, of scope ``budget``."""
+    return dict(refused.kwargs, scope=BUDGET)
+
+
+def _view(row):
+    entries = json.loads(row.overs)
+    view = {'id': row.uuid, 'project_id': row.project_id,
+            'consumer_id': row.consumer_id, 'request_id': row.request_id,
+            'user_id': row.user_id, 'created_at': row.created_at,
+            'overs': [e for e in entries if e['scope'] != BUDGET]}
+    budget = [e for e in entries if e['scope'] == BUDGET]
+    if budget:
+        view['budget'] = dict(
+            {key: value for key, value in budget[0].items()
+             if key != 'scope'},
+            **{key: datetime.datetime.fromisoformat(budget[0][key])
+               for key in ('period_start', 'period_end')})
+    return view
+
+
 @db_api.retry_on_conflict
 def list_refusals(context, project_id=None, consumer_id=None, limit=1000,
                   marker=None):
     """At most ``limit`` refusals as dicts ``{id, project_id, consumer_id,
-    request_id, user_id, created_at, overs}``, newest first, after the one
+    request_id, user_id, created_at, overs}`` (and ``budget`` where a
+    budget refused it: ``{project_id, resource, period_start, period_end,
+    balance_hours, requested_hours}``), newest first, after the one
     whose id is ``marker`` (InvalidQuery, 400, when the listing has none
     such)."""
     where = []
@@ -67,10 +100,7 @@ def list_refusals(context, project_id=None, consumer_id=None, limit=1000,
                 _marker_row, where=where))
             query = query.where(REFUSALS.c.id < found.id)
         rows = session.execute(query).all()
-    return [{'id': row.uuid, 'project_id': row.project_id,
-             'consumer_id': row.consumer_id, 'request_id': row.request_id,
-             'user_id': row.user_id, 'created_at': row.created_at,
-             'overs': json.loads(row.overs)} for row in rows]
+    return [_view(row) for row in rows]
 
 
 def _marker_row(uuid, where):

@@ -39,7 +39,7 @@ def test_refusals_by_consumer_and_project(noauth, as_role):  # noqa: F811
     assert (code, err) == (0, ''), err
     lines = out.splitlines()
     assert [cell.strip() for cell in lines[1].split('|')[1:-1]] == [
-        'ID', 'Project ID', 'Consumer ID', 'Request ID', 'Over',
+        'ID', 'Project ID', 'Consumer ID', 'Request ID', 'Over', 'Budget',
         'Created At']
     # Each limit that refused on a line of its own (the server runs
     # strict-two-level: the project's and its tree's).
@@ -71,3 +71,28 @@ def test_refusals_by_consumer_and_project(noauth, as_role):  # noqa: F811
     assert (code, out) == (1, '')
     assert err.startswith('Policy does not allow cyquota:refusals:list to '
                           'be performed. (HTTP 403 cyquota.forbidden, ')
+
+
+def test_a_refusal_by_a_budget_names_it(noauth, as_role):  # noqa: F811
+    _admin_call(noauth, 'PUT', '/v1/projects/spent', {})
+    _admin_call(noauth, 'PUT', '/v1/budgets/spent/FPGA', {'hours': 0})
+    assert _bind(noauth, 'spent', VM1) == 403
+
+    admin = as_role('admin')
+    code, out, err = admin('accelerator', 'quota', 'refusal', 'list',
+                           '--project', 'spent')
+    assert (code, err) == (0, ''), err
+    [row] = [[cell.strip() for cell in line.split('|')[1:-1]]
+             for line in out.splitlines()[3:-1]]
+    assert row[1:4] == ['spent', VM1, 'arq-%s' % VM1]
+    assert row[4] == ''
+    assert row[5].startswith('FPGA: 0.0 hour(s) left until ')
+    assert row[5].endswith('T00:00:00+00:00 (project spent)')
+
+    [found] = _json(admin('accelerator', 'quota', 'refusal', 'list',
+                          '--project', 'spent', '-f', 'json'))
+    assert found['Over'] == []
+    assert {key: found['Budget'][key] for key in (
+        'project_id', 'resource', 'balance_hours', 'requested_hours')} == {
+        'project_id': 'spent', 'resource': 'FPGA', 'balance_hours': 0.0,
+        'requested_hours': 0.0}

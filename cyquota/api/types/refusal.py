@@ -1,5 +1,5 @@
 """Bodies of ``/v1/refusals``: the recorded refusals of reserves over
-quota."""
+quota or by an exhausted budget."""
 
 from wsme import types as wtypes
 
@@ -9,8 +9,22 @@ from cyquota.api.types import link
 from cyquota.api.types import reservation
 
 
+class BudgetRefusal(base.APIBase):
+    """The budget that refused a reserve: what its 403
+    (``cyquota.budget_exhausted``) named."""
+
+    project_id = wtypes.text
+    resource = wtypes.text
+    period_start = attributes.DATETIME
+    period_end = attributes.DATETIME
+    balance_hours = float
+    requested_hours = float
+
+
 class Refusal(base.APIBase):
-    """A reserve for a consumer refused over quota, as recorded."""
+    """A reserve for a consumer refused over quota (``overs``) or by an
+    exhausted budget (``budget``, microversion 1.8 and later; its
+    ``overs`` are empty), as recorded."""
 
     id = base.Field(wtypes.text, schema={'format': 'uuid'})
     project_id = wtypes.text
@@ -21,6 +35,7 @@ class Refusal(base.APIBase):
     overs = base.Field(
         [reservation.Over],
         description="What refused it: the 403's ``overs``.")
+    budget = base.Field(BudgetRefusal, optional=True)
 
 
 class RefusalsResponse(base.APIBase):

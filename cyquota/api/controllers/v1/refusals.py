@@ -1,5 +1,5 @@
-"""``/v1/refusals``: the reserves for a consumer refused over quota, as
-cyquota recorded them (SPEC 3.7), so that a refusal whose error its caller
+"""``/v1/refusals``: the reserves for a consumer refused over quota (or,
+from microversion 1.8, by an exhausted budget), as cyquota recorded them (SPEC 3.7), so that a refusal whose error its caller
 lost (Nova drops Cyborg's) is found by the instance uuid.
 
 ``GET /v1/refusals?consumer_id=&project_id=&limit=&marker=`` lists them
@@ -40,6 +40,9 @@ class RefusalsController:
             context, project_id=project_id,
             consumer_id=params['consumer_id'], limit=page_size,
             marker=params['marker'])
+        if not microversion.is_at_least(microversion.BUDGETS):
+            for row in rows:
+                row.pop('budget', None)
         return types.RefusalsResponse.from_dict(dict(
             {'refusals': rows},
             **query.next_links('refusals', params, rows, page_size,
