@@ -120,15 +120,18 @@ def all_in_one(tmp_path):
 
 def run(directory, port, commands, environ=None):
     """What each command printed, run in one bash session, with the
-    document's port 6780 replaced by ``port`` and ``environ`` added to
-    the session's environment."""
+    document's port 6780 replaced by ``port``, its 6781 (a second service
+    an example starts) by a free port, and ``environ`` added to the
+    session's environment."""
+    ports = {'6780': str(port), '6781': str(api_server.free_port())}
     # A terminal shows both streams, in the order they come.
     script = ['set -u', 'exec 2>&1']
     for number, command in enumerate(commands):
         # On a line of its own, also after output without a last newline.
         script.append(r"printf '\n@@step %d\n'" % number)
         for shown in ('localhost:', '127.0.0.1:', '--port '):
-            command = command.replace(shown + '6780', shown + str(port))
+            for documented, used in ports.items():
+                command = command.replace(shown + documented, shown + used)
         script.append(command)
     session = {name: value for name, value in os.environ.items()
                if not name.startswith('OS_')}
