@@ -214,9 +214,20 @@ class BudgetExhausted(CyquotaException):
                "%(balance_hours)s hour(s) of %(resource)s left in the "
                "period %(period_start)s to %(period_end)s; "
                "%(requested_hours)s requested.")
+    #: A reserve asks no hours ahead (``requested_hours`` 0): it needs a
+    #: balance above zero.
+    reserve_fmt = ("Budget exhausted: project %(project_id)s has "
+                   "%(balance_hours)s hour(s) of %(resource)s left in the "
+                   "period %(period_start)s to %(period_end)s; adding "
+                   "holdings needs a balance above zero.")
     code = 403
     kind = 'budget_exhausted'
     title = 'Forbidden'
+
+    def __init__(self, message=None, **kwargs):
+        if message is None and not kwargs.get('requested_hours'):
+            message = self.reserve_fmt % kwargs
+        super().__init__(message, **kwargs)
 
 
 #: What an ``overs`` entry may also tell, when it played a part: the peak
