@@ -11,8 +11,8 @@ import sys
 from benchmarks import report
 
 #: The benchmark modules, ``benchmarks.<name>``, in the order they run.
-BENCHMARKS = ('ledger', 'floors', 'rpc', 'tree', 'rest', 'leases', 'load',
-              'placement', 'hostile', 'openstack')
+BENCHMARKS = ('ledger', 'floors', 'rpc', 'tree', 'rest', 'leases',
+              'budgets', 'load', 'placement', 'hostile', 'openstack')
 #: Measured only when named in ``--only``: the OpenStack bed takes ten
 #: minutes and 2 GB.
 NAMED_ONLY = ('openstack',)
