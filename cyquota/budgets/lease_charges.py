@@ -23,7 +23,9 @@ the period's hours plus what is already booked for it (exact for a
 Runs in the lease event's transaction, after its usage rows are locked
 (their ``budget_base`` read with them): a pair without a budget costs no
 statement; a budgeted one locks its budget row (after the usage rows,
-the order of the books) and writes its entries and ``budget_base``.
+the order of the books) and answers the entries to write and the moves
+of ``budget_base``, which the event writes with the rest of its writes
+(``LeaseHoldings.write``: one statement on the servers).
 """
 
 import collections
@@ -63,13 +65,11 @@ def spread(plan, now):
     return taken
 
 
-def _locked_budgets(conn, project_id, resources):
+def _locked_budgets(conn, project_id):
+    """The project's budget rows, locked (``rows.LOCK_BUDGETS``: all of
+    them, a handful, in the books' order), by resource."""
     return {row.resource: row for row in conn.execute(
-        sa.select(rows.BUDGETS)
-        .where(rows.BUDGETS.c.project_id == project_id,
-               rows.BUDGETS.c.resource.in_(sorted(resources)))
-        .order_by(rows.BUDGETS.c.resource)
-        .with_for_update())}
+        rows.LOCK_BUDGETS, dict(project_id=project_id))}
 
 
 def _sums(conn, project_id, resources, after, lease_id=None):
@@ -87,45 +87,58 @@ def _sums(conn, project_id, resources, after, lease_id=None):
             for resource, start, total in conn.execute(query)}
 
 
+class Spending(typing.NamedTuple):
+    """What a lease event writes to the books: ``entries`` (values of
+    ``budget_entries`` rows) and ``moves`` (``{resource: unit-seconds}``
+    added to the usage rows' ``budget_base``)."""
+
+    entries: list
+    moves: typing.Mapping[str, int]
+
+
+NOTHING = Spending([], {})
+
+
 def move(conn, project_id, usages, lease_id, before, after, now, actor,
          reason):
-    """Charge and refund the budgets of ``project_id`` for lease
+    """What charges and refunds the budgets of ``project_id`` for lease
     ``lease_id`` going from plan ``before`` to plan ``after`` (None:
-    none) at ``now``, by ``actor`` for ``reason``. ``usages``: the
-    project's usage rows locked by the event (``{resource: row}``, each
-    with ``id``, ``budget_base`` and ``balance(now_s)``).
+    none) at ``now``, by ``actor`` for ``reason``, as a ``Spending`` to
+    write. ``usages``: the project's usage rows locked by the event
+    (``{resource: row}``, each with ``budget_base`` and
+    ``balance(now_s)``).
 
-    :raises BudgetExhausted: (403) a charge does not fit its period; the
-        caller's transaction must end, nothing written.
+    :raises BudgetExhausted: (403) a charge does not fit its period.
     """
     budgeted = {resource for resource, usage in usages.items()
                 if usage.budget_base is not None}
     if not budgeted:
-        return
+        return NOTHING
     change = spread(after, now)
     change.subtract(spread(before, now))
     change = {key: seconds for key, seconds in change.items()
               if seconds and key[0] in budgeted}
     if not change:
-        return
-    budgets = _locked_budgets(conn, project_id,
-                              {resource for resource, _p in change})
+        return NOTHING
+    budgets = _locked_budgets(conn, project_id)
     change = {key: seconds for key, seconds in sorted(change.items())
               if key[0] in budgets}
-    first = min((budgets[r].period_start for r, _p in change), default=None)
+    resources = {resource for resource, _p in change}
+    first = min((budgets[r].period_start for r in resources), default=None)
     charged = booked = {}
     if any(seconds < 0 for seconds in change.values()):
-        charged = _sums(conn, project_id, budgets, first, lease_id)
+        charged = _sums(conn, project_id, resources, first, lease_id)
     if any(seconds > 0 and start > budgets[resource].period_start
            for (resource, start), seconds in change.items()):
-        booked = _sums(conn, project_id, budgets, first)
-    entries, moved = [], collections.Counter()
+        booked = _sums(conn, project_id, resources, first)
+    now_s = meter.seconds(now)
+    entries, moves = [], collections.Counter()
     for (resource, start), seconds in change.items():
-        budget, usage = budgets[resource], usages[resource]
-        current = start == budget.period_start
+        current = start == budgets[resource].period_start
         if seconds > 0:
-            left = (usage.balance(meter.seconds(now)) if current
-                    else budget.seconds + booked.get((resource, start), 0))
+            left = (usages[resource].balance(now_s) if current
+                    else budgets[resource].seconds
+                    + booked.get((resource, start), 0))
             if seconds > left:
                 raise units.exhausted(project_id, resource, start, left,
                                       seconds)
@@ -141,13 +154,5 @@ def move(conn, project_id, usages, lease_id, before, after, now, actor,
                                   now, actor=actor, reason=reason,
                                   lease_id=lease_id))
         if current:
-            moved[usage.id] += seconds
-    if entries:
-        conn.execute(rows.INSERT_ENTRIES, entries)
-    if moved:
-        conn.execute(
-            rows.USAGES.update()
-            .where(rows.USAGES.c.id.in_(sorted(moved)))
-            .values(budget_base=rows.USAGES.c.budget_base
-                    + sa.case(dict(moved), value=rows.USAGES.c.id),
-                    updated_at=now))
+            moves[resource] += seconds
+    return Spending(entries, dict(moves))

@@ -33,6 +33,7 @@ devices' windows (``ask_windows``).
 import sqlalchemy as sa
 
 from cyquota.budgets import lease_charges
+from cyquota.budgets import rows as budget_rows
 from cyquota.db import models
 from cyquota.db import write_batch
 from cyquota.lease_tables import calendar
@@ -56,6 +57,8 @@ class LeaseHoldings:
         self._touched = set()
         self._seen = {}
         self._asked: tuple = ()  # What ask_windows asked.
+        #: What ``spend`` charged and refunded, written by ``write``.
+        self._spent = lease_charges.NOTHING
         #: ``{(table name, row id): promised_at}``, read when needed.
         self._instants = {}
 
@@ -217,12 +220,14 @@ class LeaseHoldings:
     def spend(self, lease_id, before, after, actor, reason, now=None):
         """Charge and refund the project's budgets for lease ``lease_id``
         going from plan ``before`` to plan ``after`` (``lease_charges.
-        Plan``, None: none); BudgetExhausted (403) when a charge does not
-        fit. Call it before any change in memory of ``used`` or
-        ``leased``: the balances are those of the rows as locked."""
-        lease_charges.move(self._conn, self.project_id, self._usages,
-                           lease_id, before, after,
-                           now or models.utcnow(), actor, reason)
+        Plan``, None: none), written by ``write``; BudgetExhausted (403)
+        when a charge does not fit. Once an event, before any change in
+        memory of ``used`` or ``leased``: the balances are those of the
+        rows as locked."""
+        self._spent = lease_charges.move(
+            self._conn, self.project_id, self._usages, lease_id, before,
+            after, now or models.utcnow(), actor, reason)
+        self._touched.update(self._spent.moves)
 
     def refresh(self, resources, now=None):
         """Recompute ``promised`` of ``resources`` at every level: the
@@ -245,20 +250,27 @@ class LeaseHoldings:
     def write(self, batch=None):
         """Store the changed counts (the usage rows' ``used`` and
         ``leased`` together, their meters moved in the same write), then
-        ``promised`` of every level touched and ``leased`` of the levels
-        above the project: as writes of ``batch`` (a ``write_batch.
-        WriteBatch`` the caller sends) if given, else in one batch now."""
+        ``promised`` of every level touched, ``leased`` of the levels
+        above the project and what ``spend`` charged (its entries, the
+        usage rows' ``budget_base``): as writes of ``batch`` (a
+        ``write_batch.WriteBatch`` the caller sends) if given, else in one
+        batch now."""
         sending = batch is None
         if sending:
             batch = write_batch.WriteBatch(self._conn)
         usage_rows.write(self._conn, self._usages, self._scope)
         now = models.utcnow()
+        moves = self._spent.moves
+        batch.insert(budget_rows.ENTRIES, self._spent.entries)
         for resource in sorted(self._touched):
             for level in self._levels(resource):
                 table = level.table
                 values = dict(promised=level.counts.promised, updated_at=now)
                 if table is not sql.USAGES:
                     values['leased'] = level.counts.leased
+                elif resource in moves:
+                    values['budget_base'] = (level.counts.budget_base
+                                             + moves[resource])
                 if (table.name, level.counts.id) in self._instants:
                     values['promised_at'] = self._instants[
                         table.name, level.counts.id]
