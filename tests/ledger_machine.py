@@ -303,8 +303,8 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
                 assert caught.value.kwargs == told
             elif told:
                 assert caught.value.overs == told
-                if consumer and not dry_run:  # findable by the consumer
-                    self.refusals.append(self.clock.now)
+            if told and consumer and not dry_run:  # findable by it
+                self.refusals.append(self.clock.now)
             return
         uuids = QUOTAS.reserve(self.ctx, project, deltas, **call)
         if dry_run:
