@@ -22,10 +22,10 @@ the period's hours plus what is already booked for it (exact for a
 
 Runs in the lease event's transaction, after its usage rows are locked
 (their ``budget_base`` read with them): a pair without a budget costs no
-statement; a budgeted one locks its budget row (after the usage rows,
-the order of the books) and answers the entries to write and the moves
-of ``budget_base``, which the event writes with the rest of its writes
-(``LeaseHoldings.write``: one statement on the servers).
+statement; a budgeted one locks the project's budget rows (after the
+usage rows, the order of the books) and answers the entries to write and
+the moves of ``budget_base``, which the event writes with the rest of
+its writes (``LeaseHoldings.write``: one statement on the servers).
 """
 
 import collections
@@ -73,8 +73,9 @@ def _locked_budgets(conn, project_id):
 
 
 def _sums(conn, project_id, resources, after, lease_id=None):
-    """``{(resource, period start): seconds}`` of the entries of periods
-    after ``after`` (of the lease ``lease_id`` only, if given)."""
+    """``{(resource, period start): seconds}`` of the entries of the
+    periods from ``after`` on (of the lease ``lease_id`` only, if given;
+    the project's index finds them, a refund being rare)."""
     query = (sa.select(rows.ENTRIES.c.resource, rows.ENTRIES.c.period_start,
                        sa.func.sum(rows.ENTRIES.c.seconds))
              .where(rows.ENTRIES.c.project_id == project_id,
