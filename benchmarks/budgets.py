@@ -216,13 +216,21 @@ def _shown(counts):
     return str(low) if low == high else '%d-%d' % (low, high)
 
 
-def _timed_turns(cases, ops, rounds, progress, label):
+def _timed_turns(cases, ops, rounds, progress, label, statements):
     """Run ``cases`` (``{name: operation}``; an operation returns its
     time in milliseconds and the statements it sent) by turns, operation
     by operation, the one going first alternating (ABBA: a load that
     comes and goes touches both alike), ``ops`` times each a round after
-    one untimed run of each; ``{name: (timings in ms, {statement
-    counts})}``."""
+    one untimed run of each, ``statements`` (a ``Statements``) counting
+    meanwhile; ``{name: (timings in ms, {statement counts})}``."""
+    statements.listen()
+    try:
+        return _turns(cases, ops, rounds, progress, label)
+    finally:
+        statements.stop()
+
+
+def _turns(cases, ops, rounds, progress, label):
     found = {name: ([], set()) for name in cases}
     names = list(cases)
     for turn in range(rounds):
@@ -265,7 +273,6 @@ def _measure_reserves(backend, ops, rounds, progress):
     quota.QUOTAS.limits.set_registered_limit(ctx, 'GPU', 2 ** 31 - 1)
     books.set_budget(ctx, BUDGETED, 'GPU', HOURS)
     statements = Statements()
-    statements.listen()
     made = {PLAIN: 0, BUDGETED: 0}
 
     def operation(project):
@@ -280,12 +287,9 @@ def _measure_reserves(backend, ops, rounds, progress):
             return took, (between - before, statements.sent - between)
         return reserve_commit
 
-    try:
-        found = _timed_turns({False: operation(PLAIN),
-                              True: operation(BUDGETED)}, ops, rounds,
-                             progress, '%s: %s' % (backend, RESERVE))
-    finally:
-        statements.stop()
+    found = _timed_turns({False: operation(PLAIN),
+                          True: operation(BUDGETED)}, ops, rounds,
+                         progress, '%s: %s' % (backend, RESERVE), statements)
     row = _compared(backend, RESERVE, found, lambda counts: ' + '.join(
         _shown({count[part] for count in counts}) for part in (0, 1)))
     problems = []
@@ -341,7 +345,6 @@ def _measure_leases(backend, creates, rounds, progress):
                 reservations=[{'resource_type': 'accelerator:FPGA',
                                'amount': 1, 'member_of': [member_of]}])
     statements = Statements()
-    statements.listen()
     problems = []
     made = {PLAIN: 0, BUDGETED: 0}
 
@@ -360,12 +363,9 @@ def _measure_leases(backend, creates, rounds, progress):
             return took, sent
         return create
 
-    try:
-        found = _timed_turns({False: operation(PLAIN),
-                              True: operation(BUDGETED)}, creates, rounds,
-                             progress, '%s: %s' % (backend, LEASE))
-    finally:
-        statements.stop()
+    found = _timed_turns({False: operation(PLAIN),
+                          True: operation(BUDGETED)}, creates, rounds,
+                         progress, '%s: %s' % (backend, LEASE), statements)
     row = _compared(backend, LEASE, found, _shown)
     for project in made:
         usage = quota.QUOTAS.get_project_usage(ctx, project)['FPGA']

@@ -210,16 +210,13 @@ class BudgetExhausted(CyquotaException):
     adds holdings when the balance is at or below zero, or a lease whose
     charge of a period it spans is over that period's balance."""
 
-    msg_fmt = ("Budget exhausted: project %(project_id)s has "
-               "%(balance_hours)s hour(s) of %(resource)s left in the "
-               "period %(period_start)s to %(period_end)s; "
-               "%(requested_hours)s requested.")
+    _left = ("Budget exhausted: project %(project_id)s has "
+             "%(balance_hours)s hour(s) of %(resource)s left in the period "
+             "%(period_start)s to %(period_end)s; ")
+    msg_fmt = _left + "%(requested_hours)s requested."
     #: A reserve asks no hours ahead (``requested_hours`` 0): it needs a
     #: balance above zero.
-    reserve_fmt = ("Budget exhausted: project %(project_id)s has "
-                   "%(balance_hours)s hour(s) of %(resource)s left in the "
-                   "period %(period_start)s to %(period_end)s; adding "
-                   "holdings needs a balance above zero.")
+    reserve_fmt = _left + "adding holdings needs a balance above zero."
     code = 403
     kind = 'budget_exhausted'
     title = 'Forbidden'

@@ -6,12 +6,12 @@ every answer shows hours: ``round(seconds / 3600, 6)``), is at least 0
 and at most ``MAX_HOURS``; it is kept rounded to the nearest second.
 """
 
-import datetime
 import decimal
 
 from cyquota.db import budget_models
 from cyquota.db import meter
 from cyquota import exception
+from cyquota.lease_tables import calendar
 
 #: The most hours a budget, cap or credit may name: far above any real
 #: budget, far below what the 64-bit columns hold in seconds.
@@ -83,10 +83,6 @@ def reason(value):
     return value
 
 
-def _isotime(instant):
-    return instant.replace(tzinfo=datetime.timezone.utc).isoformat()
-
-
 def exhausted(project_id, resource, period_start, balance, requested):
     """The ``BudgetExhausted`` of ``requested`` unit-seconds of
     ``resource`` that the balance (``balance`` unit-seconds) of the period
@@ -94,5 +90,6 @@ def exhausted(project_id, resource, period_start, balance, requested):
     period = meter.current_periods().of(period_start)
     return exception.BudgetExhausted(
         project_id=project_id, resource=resource,
-        period_start=_isotime(period.start), period_end=_isotime(period.end),
+        period_start=calendar.isotime(period.start),
+        period_end=calendar.isotime(period.end),
         balance_hours=hours(balance), requested_hours=hours(requested))

@@ -1,8 +1,7 @@
 """``openstack accelerator quota refusal list``: the reserves for a
 consumer that cyquota refused over quota or by an exhausted budget, as it
-recorded them
-(``GET /v1/refusals``), to find why an instance's bind failed when Nova
-shows no reason."""
+recorded them (``GET /v1/refusals``), to find why an instance's bind
+failed when Nova shows no reason."""
 
 from osc_lib.command import command
 

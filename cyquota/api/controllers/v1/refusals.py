@@ -1,6 +1,7 @@
 """``/v1/refusals``: the reserves for a consumer refused over quota (or,
-from microversion 1.8, by an exhausted budget), as cyquota recorded them (SPEC 3.7), so that a refusal whose error its caller
-lost (Nova drops Cyborg's) is found by the instance uuid.
+from microversion 1.8, by an exhausted budget), as cyquota recorded them
+(SPEC 3.7), so that a refusal whose error its caller lost (Nova drops
+Cyborg's) is found by the instance uuid.
 
 ``GET /v1/refusals?consumer_id=&project_id=&limit=&marker=`` lists them
 newest first, a page at a time: ``limit`` (lowered to ``[api]
