@@ -14,6 +14,11 @@ by what attaches hold per second, moved by each entry, refilled at the
 period's start; charges of later periods wait for them. After every
 step the books must show the model's balance to the second, the
 leases' charges of the period, and prove themselves (``budget check``).
+
+Run with ``tree``, the same steps go under strict-two-level, the budget
+set on a root whose child attaches and leases too: the root's budget
+covers the tree (SPEC 3.8), so the model is the same one balance, spent
+by what both hold, and the usage documents of both show it in ``tree``.
 """
 
 import collections
@@ -40,6 +45,8 @@ from tests import fixtures
 from tests.unit.test_engine import Clock
 
 PROJECT = 'p1'
+#: A child of PROJECT, in a tree run.
+CHILD = 'c1'
 GPU = 'GPU'
 #: Periods of an hour from START (a Monday at midnight).
 PERIOD = 3600
@@ -163,15 +170,24 @@ class Model:
 
 class BudgetMachine(stateful.RuleBasedStateMachine):
 
-    def __init__(self, clock):
+    def __init__(self, clock, tree):
         super().__init__()
         fixtures.clear_tables()
         self.clock = clock
         clock.now = START
         self.ctx = cyquota_context.get_admin_context()
+        #: The projects that attach and lease (a root and its child in a
+        #: tree run).
+        self.members = [PROJECT]
+        if tree:
+            QUOTAS.limits.set_project(self.ctx, PROJECT)
+            QUOTAS.limits.set_project(self.ctx, CHILD, parent_id=PROJECT)
+            self.members.append(CHILD)
         self.model = Model(self.now_s())
-        #: ``{lease id: [amount, start, end, active]}`` (Unix s).
+        #: ``{lease id: [amount, start, end, active, member]}`` (Unix s).
         self.leases = {}
+        #: What each member holds by attaches.
+        self.held = collections.Counter()
         self.numbers = itertools.count(1)
 
     def now_s(self):
@@ -192,7 +208,8 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
                    capped=st.booleans())
     def set_budget(self, hours, refill, capped):
         cap = 2 * hours if capped and refill == 'carry' else None
-        books.set_budget(self.ctx, PROJECT, GPU, hours, refill, cap)
+        books.set_budget(self.ctx, PROJECT, GPU, hours, refill, cap,
+                         model=QUOTAS.limits.model)
         self.model.set(self.now_s(), round(hours * 3600), refill,
                        None if cap is None else round(cap * 3600))
 
@@ -215,35 +232,39 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
 
     # -- attaches ------------------------------------------------------------
 
-    @stateful.rule(delta=st.sampled_from([1, 1, 2, -1]))
-    def attach(self, delta):
-        """Reserve and commit ``delta`` GPUs held by attaches (a detach
-        when negative); a budget at or below zero refuses an attach."""
+    @stateful.rule(delta=st.sampled_from([1, 1, 2, -1]), data=st.data())
+    def attach(self, delta, data):
+        """Reserve and commit ``delta`` GPUs held by attaches of a member
+        (a detach when negative); a budget at or below zero refuses an
+        attach."""
         model = self.model
         model.follow(self.now_s())
-        if delta < 0 and model.holding < -delta:
+        member = data.draw(st.sampled_from(self.members))
+        if delta < 0 and self.held[member] < -delta:
             return
         refused = delta > 0 and model.balance is not None and (
             model.balance <= 0)
         try:
-            uuids = QUOTAS.reserve(self.ctx, PROJECT, {GPU: delta})
+            uuids = QUOTAS.reserve(self.ctx, member, {GPU: delta})
         except exception.BudgetExhausted as error:
             assert refused, error
             assert error.kwargs['balance_hours'] == meter.hours(
                 model.balance)
             return
         assert not refused
-        QUOTAS.commit(self.ctx, PROJECT, uuids)
+        QUOTAS.commit(self.ctx, member, uuids)
         model.holding += delta
+        self.held[member] += delta
 
     # -- leases --------------------------------------------------------------
 
     def _spend(self, lease_id, before, after, event=None, amount=0):
-        """A lease event as the lease engine runs it: the rows locked, the
-        plans' difference charged or refunded, then (``event``: 'start'
-        or 'end') ``amount`` moved."""
+        """A lease event as the lease engine runs it: the rows of the
+        lease's member locked, the plans' difference charged or refunded,
+        then (``event``: 'start' or 'end') ``amount`` moved."""
+        member = (after or before)[4]
         with db_api.writer_connection(self.ctx) as conn:
-            holdings = QUOTAS.lease_holdings(self.ctx, conn, PROJECT, [GPU])
+            holdings = QUOTAS.lease_holdings(self.ctx, conn, member, [GPU])
             holdings.spend(lease_id, self._plan(before), self._plan(after),
                            'u1', 'a test', self.clock.now)
             if event is not None:
@@ -253,7 +274,7 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
     def _plan(self, lease):
         if lease is None:
             return None
-        amount, start, end, _active = lease
+        amount, start, end, _active, _member = lease
         return lease_charges.Plan({GPU: amount}, self._instant(start),
                                   self._instant(end))
 
@@ -264,7 +285,7 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
         change = collections.Counter()
         for lease, sign in ((after, 1), (before, -1)):
             if lease is not None:
-                amount, start, end, _active = lease
+                amount, start, end, _active, _member = lease
                 for period, seconds in parts(amount, max(start, now),
                                              end).items():
                     change[period] += sign * seconds
@@ -293,11 +314,13 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
         model.spend(lease_id, change)
         return True
 
-    @stateful.rule(amount=st.integers(1, 2), offset=OFFSETS, length=LENGTHS)
-    def accept_lease(self, amount, offset, length):
+    @stateful.rule(amount=st.integers(1, 2), offset=OFFSETS, length=LENGTHS,
+                   data=st.data())
+    def accept_lease(self, amount, offset, length, data):
         lease_id = 'lease-%d' % next(self.numbers)
         start = self.now_s() + offset
-        lease = [amount, start, start + length, offset == 0]
+        lease = [amount, start, start + length, offset == 0,
+                 data.draw(st.sampled_from(self.members))]
         if self._expect(lease_id, None, lease,
                         'start' if offset == 0 else None, amount):
             self.leases[lease_id] = lease
@@ -308,12 +331,12 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
         active ones whose end has come end; no charge moves."""
         now = self.now_s()
         for lease_id, lease in sorted(self.leases.items()):
-            amount, start, end, active = lease
+            amount, start, end, active, _member = lease
             if not active and start <= now:
-                self._spend(lease_id, None, None, 'start', amount)
+                self._spend(lease_id, lease, lease, 'start', amount)
                 lease[3] = True
             if lease[3] and end <= now:
-                self._spend(lease_id, None, None, 'end', amount)
+                self._spend(lease_id, lease, lease, 'end', amount)
                 del self.leases[lease_id]
 
     @stateful.precondition(lambda self: self.leases)
@@ -323,10 +346,10 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
         cancelled; what it will not hold is refunded."""
         lease_id = data.draw(st.sampled_from(sorted(self.leases)))
         lease = self.leases.pop(lease_id)
-        amount, start, end, active = lease
+        amount, start, end, active, member = lease
         if active:  # It held what it was charged until now.
             assert self._expect(lease_id, lease,
-                                [amount, start, self.now_s(), True],
+                                [amount, start, self.now_s(), True, member],
                                 'end', amount)
         else:
             assert self._expect(lease_id, lease, None)
@@ -339,9 +362,9 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
         ``grow``, a larger amount."""
         lease_id = data.draw(st.sampled_from(sorted(self.leases)))
         lease = self.leases[lease_id]
-        amount, start, _end, active = lease
+        amount, start, _end, active, member = lease
         after = [amount + grow, start,
-                 max(start, self.now_s()) + length, active]
+                 max(start, self.now_s()) + length, active, member]
         if self._expect(lease_id, lease, after,
                         'start' if active and grow else None, grow):
             self.leases[lease_id] = after
@@ -379,22 +402,33 @@ class BudgetMachine(stateful.RuleBasedStateMachine):
         assert gpu['period_start'] == self._instant(model.books)
         charged = sum(c[model.books] for c in model.charged.values())
         assert gpu['charged_hours'] == meter.hours(charged)
-        usage = QUOTAS.get_project_usage(self.ctx, PROJECT)[GPU]
-        assert usage['remaining_hours'] == meter.hours(model.balance)
+        for member in self.members:
+            usage = QUOTAS.get_project_usage(self.ctx, member)[GPU]
+            if len(self.members) > 1:  # The root's budget covers the tree.
+                assert 'remaining_hours' not in usage
+                usage = usage['tree']
+            assert usage['remaining_hours'] == meter.hours(model.balance)
 
     @stateful.invariant()
     def the_books_prove_themselves(self):
         assert check.disagreements(self.ctx) == []
 
 
-def run(monkeypatch, examples, steps):
+def run(monkeypatch, examples, steps, tree=False):
     """Run the machine ``examples`` times, ``steps`` steps at the most, on
     the database cyquota points at, with time standing still but when a
-    rule moves it, and periods of an hour."""
+    rule moves it, and periods of an hour; with ``tree``, under
+    strict-two-level with a root's budget over it and its child."""
     CONF.set_override('period', 'PT1H', 'budgets')
+    if tree:
+        CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
+    QUOTAS.reset()
     clock = Clock(START)
     monkeypatch.setattr(timeutils, 'utcnow', clock)
     try:
-        fixtures.run_machine(lambda: BudgetMachine(clock), examples, steps)
+        fixtures.run_machine(lambda: BudgetMachine(clock, tree), examples,
+                             steps)
     finally:
         CONF.clear_override('period', 'budgets')
+        CONF.clear_override('enforcement_model', 'quota')
+        QUOTAS.reset()

@@ -17,6 +17,10 @@ Each keeps the invariant of the books (``cyquota.budgets``):
   taking it to zero), so a budget set again later starts afresh;
 - a credit adds its hours to this period's balance (a ``credit`` entry
   with its actor and reason).
+
+A budget covers its project alone, or, set on a root under
+strict-two-level, the whole tree: its ``budget_base`` and meter are then
+on the tree's row (``scope`` ``tree``), which every member's change moves.
 """
 
 import sqlalchemy as sa
@@ -33,21 +37,26 @@ from cyquota import exception
 
 
 def _open_books(conn, project_id, resource, now, create=False):
-    """The project's books locked and moved to the period of ``now``:
-    ``(usage, budget or None)`` of ``resource``."""
+    """The project's books locked and moved to the period of ``now``
+    (``rows.Books``)."""
     binds = meter.binds(now)
     extra = [resource] if create else []
-    usages, budgets = rows.lock(conn, project_id, binds, extra)
-    if rollover.roll(conn, project_id, now, usages, budgets):
-        usages, budgets = rows.lock(conn, project_id, binds, extra)
-    return usages.get(resource), budgets.get(resource)
+    books = rows.lock(conn, project_id, binds, extra)
+    if rollover.roll(conn, project_id, now, books):
+        books = rows.lock(conn, project_id, binds, extra)
+    return books
 
 
-def _budget(project_id, resource, usage, budget):
-    if budget is None or usage is None or usage.budget_base is None:
+def _opened(conn, project_id, resource, now):
+    """``(usage, budget)`` of a budget that exists (the row that carries
+    it, its row), its books opened; BudgetNotFound else."""
+    books = _open_books(conn, project_id, resource, now)
+    budget = books.budgets.get(resource)
+    usage = None if budget is None else books.holder(budget)
+    if usage is None or usage.budget_base is None:
         raise exception.BudgetNotFound(project_id=project_id,
                                        resource=resource)
-    return budget
+    return usage, budget
 
 
 def _closed_accrual(context, project_id, usage, budget, now, reason):
@@ -61,18 +70,40 @@ def _closed_accrual(context, project_id, usage, budget, now, reason):
 
 def _move_base(conn, usage, seconds, now):
     if seconds:
-        conn.execute(rows.USAGES.update()
-                     .where(rows.USAGES.c.id == usage.id)
-                     .values(budget_base=rows.USAGES.c.budget_base + seconds,
+        table = usage.table
+        conn.execute(table.update()
+                     .where(table.c.id == usage.id)
+                     .values(budget_base=table.c.budget_base + seconds,
                              updated_at=now))
 
 
+def _covered(context, conn, project_id, resource, model):
+    """What a new budget of ``project_id`` would cover (a ``SCOPE_*``).
+    Under a model with a level above projects (strict-two-level), the
+    budget of that level's holder (a root) covers the level; the model's
+    lock (taken first, the ledger's order) makes the level's row where it
+    is missing."""
+    if model is None:
+        return budget_models.SCOPE_PROJECT
+    scope = model.lock(context, conn, project_id, [resource], create=True)
+    for level in scope.levels(resource):
+        if level.holder_id == project_id:
+            return level.scope
+    return budget_models.SCOPE_PROJECT
+
+
 @db_api.retry_on_conflict
-def set_budget(context, project_id, resource, hours, refill=None, cap=None):
+def set_budget(context, project_id, resource, hours, refill=None, cap=None,
+               model=None):
     """Set the budget of ``resource`` of ``project_id``: ``hours`` per
     period, refilled by ``refill`` (``reset``, the default, or ``carry``
     up to ``cap`` hours, None: no cap). InvalidBudget naming the field,
-    nothing changed, when a value is not one a budget takes."""
+    nothing changed, when a value is not one a budget takes.
+
+    :param model: the enforcement model (``limits.model``), which decides
+        what a new budget covers: a root's under strict-two-level, its
+        tree. None: the project alone.
+    """
     seconds = units.seconds('hours', hours)
     refill = units.refill(budget_models.REFILL_RESET if refill is None
                           else refill)
@@ -80,12 +111,16 @@ def set_budget(context, project_id, resource, hours, refill=None, cap=None):
     now = models.utcnow()
     period = meter.current_periods().of(now)
     with db_api.writer_connection(context) as conn:
-        usage, budget = _open_books(conn, project_id, resource, now,
-                                    create=True)
+        scope = _covered(context, conn, project_id, resource, model)
+        books = _open_books(conn, project_id, resource, now, create=True)
+        budget = books.budgets.get(resource)
         if budget is None:
-            _start(conn, context, project_id, resource, usage, now, period,
-                   seconds, refill, cap)
+            usage = (books.trees if scope == budget_models.SCOPE_TREE
+                     else books.usages)[resource]
+            _start(conn, context, project_id, resource, usage, scope, now,
+                   period, seconds, refill, cap)
             return
+        usage = books.holder(budget)
         written = [_closed_accrual(context, project_id, usage, budget, now,
                                    'budget changed')]
         change = seconds - budget.seconds
@@ -103,9 +138,9 @@ def set_budget(context, project_id, resource, hours, refill=None, cap=None):
         _move_base(conn, usage, change, now)
 
 
-def _start(conn, context, project_id, resource, usage, now, period,
+def _start(conn, context, project_id, resource, usage, scope, now, period,
            seconds, refill, cap):
-    """Open the books of a new budget."""
+    """Open the books of a new budget of ``scope``, kept on ``usage``."""
     # Entries already booked for this period (a lease's charge left from
     # an earlier budget of the pair) count from the start.
     booked = conn.execute(
@@ -115,16 +150,16 @@ def _start(conn, context, project_id, resource, usage, now, period,
                rows.ENTRIES.c.period_start <= period.start)).scalar_one()
     conn.execute(rows.BUDGETS.insert().values(
         project_id=project_id, resource=resource, seconds=seconds,
-        refill=refill, cap=cap, period_start=period.start,
+        refill=refill, cap=cap, scope=scope, period_start=period.start,
         closed_meter=usage.meter_now, created_at=now))
     conn.execute(rows.INSERT_ENTRIES, rows.entry(
         project_id, resource, budget_models.REFILL, seconds, period.start,
         now, actor=context.user_id, reason='budget set'))
     conn.execute(
-        rows.USAGES.update()
-        .where(rows.USAGES.c.id == usage.id)
+        usage.table.update()
+        .where(usage.table.c.id == usage.id)
         .ordered_values(
-            *meter.advance(rows.USAGES),
+            *meter.advance(usage.table),
             ('budget_base', int(booked) + seconds + usage.meter_now),
             ('updated_at', now)),
         meter.binds(now))
@@ -136,8 +171,7 @@ def delete_budget(context, project_id, resource):
     when it has none): its entries stay, its balance is closed."""
     now = models.utcnow()
     with db_api.writer_connection(context) as conn:
-        usage, budget = _open_books(conn, project_id, resource, now)
-        budget = _budget(project_id, resource, usage, budget)
+        usage, budget = _opened(conn, project_id, resource, now)
         written = [_closed_accrual(context, project_id, usage, budget, now,
                                    'budget deleted')]
         balance = usage.budget_base - usage.meter_now
@@ -149,8 +183,8 @@ def delete_budget(context, project_id, resource):
         conn.execute(rows.INSERT_ENTRIES, written)
         conn.execute(rows.BUDGETS.delete()
                      .where(rows.BUDGETS.c.id == budget.id))
-        conn.execute(rows.USAGES.update()
-                     .where(rows.USAGES.c.id == usage.id)
+        conn.execute(usage.table.update()
+                     .where(usage.table.c.id == usage.id)
                      .values(budget_base=None, updated_at=now))
 
 
@@ -163,8 +197,7 @@ def credit(context, project_id, resource, hours, reason):
     reason = units.reason(reason)
     now = models.utcnow()
     with db_api.writer_connection(context) as conn:
-        usage, budget = _open_books(conn, project_id, resource, now)
-        budget = _budget(project_id, resource, usage, budget)
+        usage, budget = _opened(conn, project_id, resource, now)
         written = rows.entry(project_id, resource, budget_models.CREDIT,
                              seconds, budget.period_start, now,
                              actor=context.user_id, reason=reason)

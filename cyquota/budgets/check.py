@@ -1,8 +1,9 @@
 """The proof of the books (``cyquota-manage budget check``): for every
-budget, ``budget_base`` of its usage row equals the sum of its entries of
-the periods up to the one its books are in, plus ``closed_meter`` (so
-the balance is the sum of the entries less the open accrual); and no
-usage row has a ``budget_base`` without a budget."""
+budget, ``budget_base`` of the row that carries it (its usage row, or its
+tree's) equals the sum of its entries of the periods up to the one its
+books are in, plus ``closed_meter`` (so the balance is the sum of the
+entries less the open accrual); and no row has a ``budget_base`` without
+a budget."""
 
 import typing
 
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 
 from cyquota.budgets import rows
 from cyquota.db import api as db_api
+from cyquota.db import budget_models
 
 
 class Disagreement(typing.NamedTuple):
@@ -30,22 +32,30 @@ _BOOKED = (
            rows.ENTRIES.c.period_start <= rows.BUDGETS.c.period_start)
     .scalar_subquery())
 
-_THE_PAIR = sa.and_(rows.USAGES.c.project_id == rows.BUDGETS.c.project_id,
-                    rows.USAGES.c.resource == rows.BUDGETS.c.resource)
-
 _BUDGETS = (
     sa.select(rows.BUDGETS.c.project_id, rows.BUDGETS.c.resource,
               (_BOOKED + rows.BUDGETS.c.closed_meter).label('expected'),
-              rows.USAGES.c.budget_base)
-    .select_from(rows.BUDGETS.outerjoin(rows.USAGES, _THE_PAIR))
+              rows.of_holder(lambda table: table.c.budget_base))
+    .select_from(rows.BUDGETED_ROWS)
     .order_by(rows.BUDGETS.c.project_id, rows.BUDGETS.c.resource))
 
+
+def _unbudgeted(table, holder, scope):
+    """The rows of ``table`` with a ``budget_base`` that no budget of
+    ``scope`` has."""
+    return (
+        sa.select(holder, table.c.resource, table.c.budget_base)
+        .where(table.c.budget_base.is_not(None),
+               ~sa.exists().where(
+                   rows.BUDGETS.c.project_id == holder,
+                   rows.BUDGETS.c.resource == table.c.resource,
+                   rows.BUDGETS.c.scope == scope)))
+
+
 _UNBUDGETED = (
-    sa.select(rows.USAGES.c.project_id, rows.USAGES.c.resource,
-              rows.USAGES.c.budget_base)
-    .where(rows.USAGES.c.budget_base.is_not(None),
-           ~sa.exists().where(_THE_PAIR))
-    .order_by(rows.USAGES.c.project_id, rows.USAGES.c.resource))
+    _unbudgeted(rows.USAGES, rows.USAGES.c.project_id,
+                budget_models.SCOPE_PROJECT),
+    _unbudgeted(rows.TREES, rows.TREES.c.root_id, budget_models.SCOPE_TREE))
 
 
 def disagreements(context):
@@ -59,6 +69,6 @@ def disagreements(context):
                  if base is None or int(expected) != base]
         found += [Disagreement(project_id, resource, 'budget_base', None,
                                base)
-                  for project_id, resource, base
-                  in conn.execute(_UNBUDGETED)]
+                  for statement in _UNBUDGETED
+                  for project_id, resource, base in conn.execute(statement)]
     return sorted(found)

@@ -19,18 +19,17 @@ from cyquota.db import budget_models
 from cyquota.db import meter
 from cyquota.db import models
 
+_BASE = rows.of_holder(lambda table: table.c.budget_base)
 _BUDGETED = (
-    sa.select(rows.BUDGETS, rows.USAGES.c.budget_base,
-              meter.at(rows.USAGES, meter.NOW).label('meter_now'))
-    .join(rows.USAGES, sa.and_(
-        rows.USAGES.c.project_id == rows.BUDGETS.c.project_id,
-        rows.USAGES.c.resource == rows.BUDGETS.c.resource))
+    sa.select(rows.BUDGETS, _BASE.label('budget_base'),
+              rows.of_holder(lambda table: meter.at(table, meter.NOW))
+              .label('meter_now'))
+    .select_from(rows.BUDGETED_ROWS)
     .where(rows.BUDGETS.c.project_id == sa.bindparam('project_id'),
-           rows.USAGES.c.budget_base.is_not(None))
+           _BASE.is_not(None))
     .order_by(rows.BUDGETS.c.resource))
 
-#: The balance now of each budgeted usage row of a project: the usage
-#: row alone holds it.
+#: The sums by kind of the entries of each budget's current period.
 _PERIOD_SUMS = (
     sa.select(rows.ENTRIES.c.resource, rows.ENTRIES.c.kind,
               sa.func.sum(rows.ENTRIES.c.seconds))

@@ -18,14 +18,13 @@ _UNTOLD = sa.or_(rows.BUDGETS.c.exhausted_period.is_(None),
                  rows.BUDGETS.c.exhausted_period
                  < rows.BUDGETS.c.period_start)
 
+_BALANCE = rows.of_holder(meter.balance)
 _SPENT = (
     sa.select(rows.BUDGETS.c.id, rows.BUDGETS.c.project_id,
               rows.BUDGETS.c.resource, rows.BUDGETS.c.period_start,
-              meter.balance(rows.USAGES).label('balance'))
-    .join(rows.USAGES, sa.and_(
-        rows.USAGES.c.project_id == rows.BUDGETS.c.project_id,
-        rows.USAGES.c.resource == rows.BUDGETS.c.resource))
-    .where(_UNTOLD, meter.balance(rows.USAGES) <= 0)
+              _BALANCE.label('balance'))
+    .select_from(rows.BUDGETED_ROWS)
+    .where(_UNTOLD, _BALANCE <= 0)
     .order_by(rows.BUDGETS.c.id))
 
 

@@ -20,12 +20,17 @@ will begin with is not known before then: a charge fits it when it fits
 the period's hours plus what is already booked for it (exact for a
 ``reset`` refill; for ``carry``, what a balance of zero would carry).
 
-Runs in the lease event's transaction, after its usage rows are locked
-(their ``budget_base`` read with them): a pair without a budget costs no
-statement; a budgeted one locks the project's budget rows (after the
-usage rows, the order of the books) and answers the entries to write and
-the moves of ``budget_base``, which the event writes with the rest of
-its writes (``LeaseHoldings.write``: one statement on the servers).
+Every level the lease is held at spends: the project's budget, and under
+strict-two-level the root's budget of the whole tree (kept on the tree's
+row), each charged and refunded alike in the name of its holder.
+
+Runs in the lease event's transaction, after its rows are locked (their
+``budget_base`` read with them): a pair without a budget costs no
+statement; a budgeted one locks its holder's budget rows (after the usage
+rows, the order of the books; the project's before its root's) and
+answers the entries to write and the moves of ``budget_base``, which the
+event writes with the rest of its writes (``LeaseHoldings.write``: one
+statement on the servers).
 """
 
 import collections
@@ -65,11 +70,12 @@ def spread(plan, now):
     return taken
 
 
-def _locked_budgets(conn, project_id):
-    """The project's budget rows, locked (``rows.LOCK_BUDGETS``: all of
-    them, a handful, in the books' order), by resource."""
+def _locked_budgets(conn, holder_id, scope):
+    """The budget rows of ``holder_id`` of ``scope``, locked
+    (``rows.LOCK_BUDGETS``: all of the holder's, a handful, in the
+    books' order), by resource."""
     return {row.resource: row for row in conn.execute(
-        rows.LOCK_BUDGETS, dict(project_id=project_id))}
+        rows.LOCK_BUDGETS, dict(project_id=holder_id)) if row.scope == scope}
 
 
 def _sums(conn, project_id, resources, after, lease_id=None):
@@ -90,58 +96,80 @@ def _sums(conn, project_id, resources, after, lease_id=None):
 
 class Spending(typing.NamedTuple):
     """What a lease event writes to the books: ``entries`` (values of
-    ``budget_entries`` rows) and ``moves`` (``{resource: unit-seconds}``
-    added to the usage rows' ``budget_base``)."""
+    ``budget_entries`` rows) and ``moves`` (``{(resource, level scope):
+    unit-seconds}`` added to the levels' ``budget_base``)."""
 
     entries: list
-    moves: typing.Mapping[str, int]
+    moves: typing.Mapping[tuple[str, str], int]
 
 
 NOTHING = Spending([], {})
 
 
-def move(conn, project_id, usages, lease_id, before, after, now, actor,
-         reason):
-    """What charges and refunds the budgets of ``project_id`` for lease
-    ``lease_id`` going from plan ``before`` to plan ``after`` (None:
-    none) at ``now``, by ``actor`` for ``reason``, as a ``Spending`` to
-    write. ``usages``: the project's usage rows locked by the event
-    (``{resource: row}``, each with ``budget_base`` and
-    ``balance(now_s)``).
+def move(conn, levels, lease_id, before, after, now, actor, reason):
+    """What charges and refunds the budgets of the levels a lease is held
+    at for lease ``lease_id`` going from plan ``before`` to plan
+    ``after`` (None: none) at ``now``, by ``actor`` for ``reason``, as a
+    ``Spending`` to write. ``levels``: ``{resource: [Level]}`` of the
+    event's locked rows, the project's first (``model.Level``, each
+    ``counts`` with ``budget_base`` and the meter as locked); a level
+    whose row has a budget is charged in the name of its holder (the
+    project, or its tree's root).
 
     :raises BudgetExhausted: (403) a charge does not fit its period.
     """
-    budgeted = {resource for resource, usage in usages.items()
-                if usage.budget_base is not None}
+    budgeted = {}
+    for resource, each in levels.items():
+        for level in each:
+            if level.counts.budget_base is not None:
+                budgeted.setdefault((level.holder_id, level.scope),
+                                    {})[resource] = level.counts
     if not budgeted:
         return NOTHING
     change = spread(after, now)
     change.subtract(spread(before, now))
+    entries, moves = [], collections.Counter()
+    # The project's budgets first, then its root's: the books' order.
+    for (holder_id, scope), counts in sorted(
+            budgeted.items(), key=lambda item: item[0][1] != 'project'):
+        spent = _move(conn, holder_id, scope, counts, change, lease_id, now,
+                      actor, reason)
+        entries += spent.entries
+        moves.update({(resource, scope): seconds
+                      for resource, seconds in spent.moves.items()})
+    return Spending(entries, dict(moves))
+
+
+def _move(conn, holder_id, scope, counts, change, lease_id, now, actor,
+          reason):
+    """``move`` at one level: the budgets of ``holder_id`` of ``scope``,
+    whose rows are ``counts`` (``{resource: row}``); ``moves`` by
+    resource."""
     change = {key: seconds for key, seconds in change.items()
-              if seconds and key[0] in budgeted}
+              if seconds and key[0] in counts}
     if not change:
         return NOTHING
-    budgets = _locked_budgets(conn, project_id)
+    budgets = _locked_budgets(conn, holder_id, scope)
     change = {key: seconds for key, seconds in sorted(change.items())
               if key[0] in budgets}
     resources = {resource for resource, _p in change}
     first = min((budgets[r].period_start for r in resources), default=None)
     charged = booked = {}
     if any(seconds < 0 for seconds in change.values()):
-        charged = _sums(conn, project_id, resources, first, lease_id)
+        charged = _sums(conn, holder_id, resources, first, lease_id)
     if any(seconds > 0 and start > budgets[resource].period_start
            for (resource, start), seconds in change.items()):
-        booked = _sums(conn, project_id, resources, first)
+        booked = _sums(conn, holder_id, resources, first)
     now_s = meter.seconds(now)
     entries, moves = [], collections.Counter()
     for (resource, start), seconds in change.items():
         current = start == budgets[resource].period_start
         if seconds > 0:
-            left = (usages[resource].balance(now_s) if current
+            left = (meter.balance_at(counts[resource], now_s) if current
                     else budgets[resource].seconds
                     + booked.get((resource, start), 0))
             if seconds > left:
-                raise units.exhausted(project_id, resource, start, left,
+                raise units.exhausted(holder_id, resource, start, left,
                                       seconds)
             kind = budget_models.LEASE_CHARGE
             seconds = -seconds
@@ -151,7 +179,7 @@ def move(conn, project_id, usages, lease_id, before, after, now, actor,
             kind = budget_models.LEASE_REFUND
         if not seconds:
             continue
-        entries.append(rows.entry(project_id, resource, kind, seconds, start,
+        entries.append(rows.entry(holder_id, resource, kind, seconds, start,
                                   now, actor=actor, reason=reason,
                                   lease_id=lease_id))
         if current:

@@ -2,9 +2,10 @@
 exactly once per period whatever the number of conductors.
 
 For a budget whose books are in period A when period B has begun, in one
-transaction per project (the project's usage rows locked, then its
-budgets), with the meter at B (``rows.METER_AT_PERIOD``: the mark the
-first write of B took, else the meter computed at B):
+transaction per project (its tree's rows and its usage rows locked, then
+its budgets: ``rows.lock``), with the meter at B of the row that carries
+the budget (``rows.meter_at_period``: the mark the first write of B took,
+else the meter computed at B):
 
 - an ``accrual`` entry closes A: ``-(meter(B) - closed_meter)``;
 - a ``refill`` entry opens B: ``reset`` tops the balance at B up (or
@@ -20,8 +21,9 @@ A conductor down for longer than a whole period closes the periods it
 missed as one, at B, with one refill.
 
 A project costs the same statements whatever its budgets: the locks of
-its usage rows and budgets, the sums of its pending entries, the
-compare-and-set, the entries' insert and the usage rows' update.
+its tree's rows, its usage rows and budgets, the sums of its pending
+entries, the compare-and-set, the entries' insert and the update of the
+rows that carry them (one per table).
 """
 
 from oslo_log import log as logging
@@ -55,15 +57,15 @@ def refill(budget, balance):
     return max(0, min(budget.seconds, budget.cap - balance))
 
 
-def roll(conn, project_id, now, usages, budgets):
-    """Move the project's books (locked by ``rows.lock``) to the period
+def roll(conn, project_id, now, books):
+    """Move the project's ``books`` (``rows.Books``, locked) to the period
     of ``now``; whether any budget moved. Raises ``_Lost`` when another
     transaction moved them first (the caller's transaction must end)."""
     period = meter.current_periods().of(now)
-    due = [budget for resource, budget in sorted(budgets.items())
+    due = [budget for _resource, budget in sorted(books.budgets.items())
            if budget.period_start < period.start
-           and usages.get(resource) is not None
-           and usages[resource].budget_base is not None]
+           and books.holder(budget) is not None
+           and books.holder(budget).budget_base is not None]
     if not due:
         return False
     pending = rows.sums_after(conn, project_id,
@@ -71,7 +73,7 @@ def roll(conn, project_id, now, usages, budgets):
                               period.start)
     entries, closed, added = [], {}, {}
     for budget in due:
-        usage = usages[budget.resource]
+        usage = books.holder(budget)
         at_start = usage.meter_at_period
         balance = usage.budget_base - at_start
         topped = refill(budget, balance)
@@ -83,7 +85,7 @@ def roll(conn, project_id, now, usages, budgets):
             project_id, budget.resource, budget_models.REFILL, topped,
             period.start, period.start, reason=_REASON))
         closed[budget.id] = at_start
-        added[usage.id] = topped + sum(
+        added.setdefault(usage.table, {})[usage.id] = topped + sum(
             total for (resource, start), total in pending.items()
             if resource == budget.resource and start > budget.period_start)
     moved = conn.execute(
@@ -98,12 +100,13 @@ def roll(conn, project_id, now, usages, budgets):
     if moved.rowcount != len(due):
         raise _Lost()
     conn.execute(rows.INSERT_ENTRIES, entries)
-    conn.execute(
-        rows.USAGES.update()
-        .where(rows.USAGES.c.id.in_(list(added)))
-        .values(budget_base=rows.USAGES.c.budget_base
-                + sa.case(added, value=rows.USAGES.c.id),
-                updated_at=now))
+    for table, by_id in added.items():
+        conn.execute(
+            table.update()
+            .where(table.c.id.in_(list(by_id)))
+            .values(budget_base=table.c.budget_base
+                    + sa.case(by_id, value=table.c.id),
+                    updated_at=now))
     return True
 
 
@@ -114,8 +117,8 @@ def roll_project(context, project_id, now=None):
     now = now or models.utcnow()
     try:
         with db_api.writer_connection(context) as conn:
-            usages, budgets = rows.lock(conn, project_id, meter.binds(now))
-            return roll(conn, project_id, now, usages, budgets)
+            books = rows.lock(conn, project_id, meter.binds(now))
+            return roll(conn, project_id, now, books)
     except _Lost:
         return False
 

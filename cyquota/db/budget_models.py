@@ -14,6 +14,12 @@ REFILL_RESET = 'reset'
 REFILL_CARRY = 'carry'
 REFILLS = (REFILL_RESET, REFILL_CARRY)
 
+#: What a budget covers: its project alone, or (a root's, under
+#: strict-two-level) the root and its children, metered on the tree's
+#: ``tree_usages`` row.
+SCOPE_PROJECT = 'project'
+SCOPE_TREE = 'tree'
+
 REFILL = 'refill'
 CREDIT = 'credit'
 ACCRUAL = 'accrual'
@@ -23,7 +29,8 @@ ENTRY_KINDS = (REFILL, CREDIT, ACCRUAL, LEASE_CHARGE, LEASE_REFUND)
 
 
 class Budget(models.TimestampMixin, models.Base):
-    """A project's budget of one resource: ``seconds`` per period."""
+    """A project's budget of one resource: ``seconds`` per period, of the
+    project alone or of its whole tree (``scope``)."""
 
     __tablename__ = 'budgets'
     __table_args__ = (
@@ -37,6 +44,10 @@ class Budget(models.TimestampMixin, models.Base):
     resource = sa.Column(types.identifier(255), nullable=False)
     seconds = sa.Column(sa.BigInteger, nullable=False)
     refill = sa.Column(sa.String(8), nullable=False)
+    #: ``project`` or ``tree`` (``SCOPE_*``): which usage row carries its
+    #: ``budget_base`` and meter, decided when it is first set.
+    scope = sa.Column(sa.String(8), nullable=False,
+                      server_default=SCOPE_PROJECT)
     #: The most a ``carry`` refill leaves (None: no cap).
     cap = sa.Column(sa.BigInteger, nullable=True)
     #: The start of the period the books are in (moved on by the

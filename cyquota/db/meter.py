@@ -54,6 +54,16 @@ def value_at(metered, metered_at, holding_now, instant):
     return metered
 
 
+def balance_at(row, instant):
+    """The remaining balance at ``instant`` (Unix seconds) of a row read
+    into Python with ``budget_base``, ``metered``, ``metered_at``,
+    ``used`` and ``leased``, as locked; None where it has no budget."""
+    if row.budget_base is None:
+        return None
+    return row.budget_base - value_at(row.metered, row.metered_at,
+                                      row.used - row.leased, instant)
+
+
 def at(row, instant):
     """The meter of ``row`` at ``instant`` (an SQL expression of Unix
     seconds, not before ``metered_at``; a row never metered has only
@@ -82,6 +92,19 @@ def advance(row, now=NOW, period=PERIOD):
         ('marked_period', sa.case((row.c.marked_period > period,
                                    row.c.marked_period), else_=period)),
     ]
+
+
+def write_counts(table):
+    """The UPDATE of a row of ``table`` (a usage table: the projects' or
+    the trees') by ``_id`` to the counts ``_used``, ``_reserved`` and
+    ``_leased`` at ``_now``, its meter moved first (binds ``binds``)."""
+    return (table.update()
+            .where(table.c.id == sa.bindparam('_id'))
+            .ordered_values(*advance(table),
+                            ('used', sa.bindparam('_used')),
+                            ('reserved', sa.bindparam('_reserved')),
+                            ('leased', sa.bindparam('_leased')),
+                            ('updated_at', sa.bindparam('_now'))))
 
 
 #: Hours are shown to a millionth (the API takes at most this many decimals).

@@ -42,7 +42,27 @@ class TimestampMixin:
     updated_at = sa.Column(types.DateTime, nullable=True, onupdate=utcnow)
 
 
-class QuotaUsage(TimestampMixin, Base):
+class MeterMixin:
+    """The meter of accelerator-seconds (``cyquota.db.meter``) of a row
+    that counts ``used`` and ``leased``, and the budget it carries."""
+
+    #: The unit-seconds of ordinary holdings (``used - leased``) up to
+    #: ``metered_at`` (Unix seconds; None: never metered, nothing to add).
+    # The server's default only: an INSERT of a row stays as it was.
+    metered = sa.Column(sa.BigInteger, nullable=False, server_default='0')
+    metered_at = sa.Column(sa.BigInteger, nullable=True)
+    #: The meter at the start of period ``marked_period`` (Unix seconds),
+    #: taken by the first change in that period: the roll-over closes the
+    #: period before at that exact value.
+    metered_mark = sa.Column(sa.BigInteger, nullable=True)
+    marked_period = sa.Column(sa.BigInteger, nullable=True)
+    #: Of a budgeted row (else None): the balance plus the meter, in
+    #: unit-seconds, so that the balance is ``budget_base - meter now``,
+    #: read on this row by the reserve that changes it.
+    budget_base = sa.Column(sa.BigInteger, nullable=True)
+
+
+class QuotaUsage(MeterMixin, TimestampMixin, Base):
     """What a project uses and holds reserved of one resource."""
 
     __tablename__ = 'quota_usages'
@@ -68,21 +88,6 @@ class QuotaUsage(TimestampMixin, Base):
     #: What active leases hold, part of ``used``.
     leased = sa.Column(sa.Integer, nullable=False, default=0,
                        server_default='0')
-    #: The meter of accelerator-seconds (``cyquota.db.meter``): the
-    #: unit-seconds of ordinary holdings (``used - leased``) up to
-    #: ``metered_at`` (Unix seconds; None: never metered, nothing to add).
-    # The server's default only: an INSERT of a usage row stays as it was.
-    metered = sa.Column(sa.BigInteger, nullable=False, server_default='0')
-    metered_at = sa.Column(sa.BigInteger, nullable=True)
-    #: The meter at the start of period ``marked_period`` (Unix seconds),
-    #: taken by the first change in that period: the roll-over closes the
-    #: period before at that exact value.
-    metered_mark = sa.Column(sa.BigInteger, nullable=True)
-    marked_period = sa.Column(sa.BigInteger, nullable=True)
-    #: Of a budgeted pair (else None): the balance plus the meter, in
-    #: unit-seconds, so that the balance is ``budget_base - meter now``,
-    #: read on this row by the reserve that changes it.
-    budget_base = sa.Column(sa.BigInteger, nullable=True)
 
 
 class Reservation(TimestampMixin, Base):
@@ -202,13 +207,14 @@ class Project(TimestampMixin, Base):
     name = sa.Column(sa.String(255), nullable=True)
 
 
-class TreeUsage(TimestampMixin, Base):
+class TreeUsage(MeterMixin, TimestampMixin, Base):
     """What a whole tree (root and children) uses and holds reserved.
 
     The tree's aggregate usage (``doc/source/limits.rst``): kept in the same
     transaction as every change to a tree member's ``quota_usages`` row
     and locked before it, so the strict-two-level tree check reads one row
-    however many children the root has.
+    however many children the root has. Its meter is the whole tree's, and
+    a root's budget is kept on it (``cyquota.budgets``).
     """
 
     __tablename__ = 'tree_usages'

@@ -12,6 +12,10 @@ zero while commits, detaches and releases go on.
 Leases are charged when accepted: processes accepting leases at once
 against one budget get exactly as many through as its hours hold, in
 the current period and in a later one.
+
+Under strict-two-level a root's budget covers its tree: processes
+reserving and accepting leases in different children at once spend the
+one balance on the tree's row exactly as processes of one project do.
 """
 
 import datetime
@@ -26,6 +30,7 @@ from cyquota.budgets import books
 from cyquota.budgets import check
 from cyquota.budgets import document
 from cyquota.budgets import lease_charges
+from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import meter
@@ -36,6 +41,9 @@ from tests import fixtures
 
 WORKERS = 4
 _USAGES = models.QuotaUsage.__table__
+_TREES = models.TreeUsage.__table__
+#: The children of root 'r' in the tree tests, one a worker.
+CHILDREN = ['c%d' % n for n in range(WORKERS)]
 
 _barrier = None
 
@@ -99,24 +107,29 @@ def at_once(db_url, worker_pools):
     return run
 
 
-def _set_balance(project, resource, balance):
-    """Give the usage row a budget of ``balance`` unit-seconds left now;
+def _the_row(table, holder, resource):
+    """The row of ``table`` (the usage rows, or the trees') of ``holder``
+    (a project, or a tree's root) and ``resource``."""
+    key = table.c.root_id if table is _TREES else table.c.project_id
+    return sa.and_(key == holder, table.c.resource == resource)
+
+
+def _set_balance(project, resource, balance, table=_USAGES):
+    """Give the row a budget of ``balance`` unit-seconds left now;
     returns now (Unix seconds)."""
     now = timeutils.utcnow()
     with db_api.get_engine().begin() as conn:
         conn.execute(
-            _USAGES.update().where(_USAGES.c.project_id == project,
-                                   _USAGES.c.resource == resource)
-            .values(budget_base=meter.at(_USAGES, meter.NOW) + balance),
+            table.update().where(_the_row(table, project, resource))
+            .values(budget_base=meter.at(table, meter.NOW) + balance),
             meter.binds(now))
     return meter.seconds(now)
 
 
-def _row(project, resource):
+def _row(project, resource, table=_USAGES):
     with db_api.get_engine().connect() as conn:
-        return conn.execute(sa.select(_USAGES).where(
-            _USAGES.c.project_id == project,
-            _USAGES.c.resource == resource)).one()
+        return conn.execute(sa.select(table).where(
+            _the_row(table, project, resource))).one()
 
 
 def _balance(row, second):
@@ -225,4 +238,62 @@ def test_leases_accepted_at_once_take_exactly_what_the_budget_holds(
     if start is None:  # Each charged from its own instant: <= 1 h.
         assert 9.99 < document.show(ctx, 'p1')['resources']['FPGA'][
             'charged_hours'] <= 10
+    assert check.disagreements(ctx) == []
+
+
+def _in_tree(function, *args):
+    """``function(*args)`` in a worker, under strict-two-level."""
+    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
+    QUOTAS.reset()
+    try:
+        return function(*args)
+    finally:
+        CONF.clear_override('enforcement_model', 'quota')
+        QUOTAS.reset()
+
+
+@pytest.fixture
+def tree(backend, ctx):
+    """Root 'r' over CHILDREN, strict-two-level in this process too."""
+    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
+    QUOTAS.reset()
+    QUOTAS.limits.set_project(ctx, 'r')
+    for child in CHILDREN:
+        QUOTAS.limits.set_project(ctx, child, parent_id='r')
+    yield
+    CONF.clear_override('enforcement_model', 'quota')
+    QUOTAS.reset()
+
+
+def test_children_reserving_at_once_spend_one_tree_balance(
+        tree, ctx, at_once):
+    # Each child runs one FPGA; the root's budget has twelve unit-seconds
+    # left: from the second it reaches zero no child's reserve passes.
+    for child in CHILDREN:
+        QUOTAS.commit(ctx, child, QUOTAS.reserve(ctx, child, {'FPGA': 1}))
+    books.set_budget(ctx, 'r', 'FPGA', 1, model=QUOTAS.limits.model)
+    out = _set_balance('r', 'FPGA', 3 * WORKERS, _TREES) + 3
+    tried = at_once(_in_tree, *[(_reserving, child, out + 1.5)
+                                for child in CHILDREN])
+
+    every = sum(tried, [])
+    assert [(before, after, got) for before, after, got in every
+            if got and before >= out or not got and after < out] == []
+    passed = _uuids(every)
+    assert passed and any(got is None for _b, _a, got in every)
+    row = _row('r', 'FPGA', _TREES)
+    assert (row.used, row.reserved) == (WORKERS, len(passed))
+    assert _balance(row, _now_s()) <= 0
+
+
+def test_children_accepting_leases_at_once_take_what_the_tree_holds(
+        tree, ctx, at_once):
+    # 10 FPGA-hours a month for the tree; each child asks for five
+    # leases of one FPGA-hour.
+    books.set_budget(ctx, 'r', 'FPGA', 10.5, model=QUOTAS.limits.model)
+    accepted = at_once(_in_tree, *[(_accepting, child, 5, None)
+                                   for child in CHILDREN])
+    assert sum(accepted) == 10
+    assert 9.99 < document.show(ctx, 'r')['resources']['FPGA'][
+        'charged_hours'] <= 10
     assert check.disagreements(ctx) == []

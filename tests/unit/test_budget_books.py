@@ -249,8 +249,8 @@ def test_set_sends_a_fixed_number_of_statements(books_db, ctx):
     first = len(sent)
     with fixtures.statements_sent() as sent:
         books.set_budget(ctx, 'p1', 'GPU', 2)
-    # BEGIN, the locks of the usage rows (the new one inserted) and of
-    # the budgets, the sum of booked entries, the budget, its entry, the
-    # usage row; a change: BEGIN, the locks, its entry (no accrual to
-    # close), the budget, the usage row.
-    assert (first, len(sent)) == (8, 6), sent
+    # BEGIN, the locks of the tree's rows, of the usage rows (the new one
+    # inserted) and of the budgets, the sum of booked entries, the budget,
+    # its entry, the usage row; a change: BEGIN, the locks, its entry (no
+    # accrual to close), the budget, the usage row.
+    assert (first, len(sent)) == (9, 7), sent

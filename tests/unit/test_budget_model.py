@@ -7,3 +7,7 @@ from tests import budget_machine
 
 def test_budgets_against_model(sqlite_db, monkeypatch):
     budget_machine.run(monkeypatch, examples=100, steps=50)
+
+
+def test_tree_budgets_against_model(sqlite_db, monkeypatch):
+    budget_machine.run(monkeypatch, examples=50, steps=50, tree=True)

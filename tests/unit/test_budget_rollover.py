@@ -120,12 +120,12 @@ def test_a_lost_compare_and_set_changes_nothing(books, ctx):
     budget_books.set_budget(ctx, 'p1', 'GPU', 10)
     books.move(WEEK)
     with db_api.writer_connection(ctx) as conn:
-        usages, budgets = rollover.rows.lock(
-            conn, 'p1', rollover.meter.binds(books.now))
+        locked = rollover.rows.lock(conn, 'p1',
+                                    rollover.meter.binds(books.now))
     assert rollover.roll_project(ctx, 'p1')
     with pytest.raises(rollover._Lost):
         with db_api.writer_connection(ctx) as conn:
-            rollover.roll(conn, 'p1', books.now, usages, budgets)
+            rollover.roll(conn, 'p1', books.now, locked)
     assert kinds(ctx) == [('refill', 10), ('accrual', 0), ('refill', 0)]
     assert check.disagreements(ctx) == []
 
@@ -140,9 +140,10 @@ def test_a_project_costs_a_fixed_number_of_statements(books, ctx):
         with fixtures.statements_sent() as sent:
             assert rollover.roll_project(ctx, project)
         counts.append(len(sent))
-    # BEGIN, the locks of usage rows and budgets, the pending entries'
-    # sums, the compare-and-set, the entries, the usage rows.
-    assert counts == [7, 7]
+    # BEGIN, the locks of the tree's rows, usage rows and budgets, the
+    # pending entries' sums, the compare-and-set, the entries, the usage
+    # rows.
+    assert counts == [8, 8]
 
 
 def test_a_spent_budget_is_told_once_a_period(books, ctx, monkeypatch):

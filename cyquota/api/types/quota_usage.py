@@ -26,10 +26,18 @@ COUNTS = ('limit', 'used', 'reserved', 'leased', 'promised', 'available')
 
 class TreeUsage(Counts):
     """A whole project tree's counts of one resource under
-    strict-two-level: its root's limit, every member's usage."""
+    strict-two-level: its root's limit, every member's usage;
+    ``remaining_hours`` only where the root's budget covers the tree
+    (microversion 1.8 and later)."""
 
-    _wsme_attr_order = ('root_id',) + COUNTS
+    _wsme_attr_order = ('root_id',) + COUNTS + ('remaining_hours',)
     root_id = wtypes.text
+    remaining_hours = base.Field(
+        float, optional=True,
+        description="The balance now of the root's budget of the "
+                    'resource, which the whole tree spends, in '
+                    'accelerator-hours (below zero when running attaches '
+                    'overspent it).')
 
 
 class ResourceUsage(Counts):

@@ -218,16 +218,16 @@ class LeaseHoldings:
         self._touched.add(resource)
 
     def spend(self, lease_id, before, after, actor, reason, now=None):
-        """Charge and refund the project's budgets for lease ``lease_id``
-        going from plan ``before`` to plan ``after`` (``lease_charges.
-        Plan``, None: none), written by ``write``; BudgetExhausted (403)
-        when a charge does not fit. Once an event, before any change in
-        memory of ``used`` or ``leased``: the balances are those of the
-        rows as locked."""
+        """Charge and refund the budgets of every level (the project's,
+        its tree's) for lease ``lease_id`` going from plan ``before`` to
+        plan ``after`` (``lease_charges.Plan``, None: none), written by
+        ``write``; BudgetExhausted (403) when a charge does not fit. Once
+        an event, before any change in memory of ``used`` or ``leased``:
+        the balances are those of the rows as locked."""
         self._spent = lease_charges.move(
-            self._conn, self.project_id, self._usages, lease_id, before,
-            after, now or models.utcnow(), actor, reason)
-        self._touched.update(self._spent.moves)
+            self._conn, {r: self._levels(r) for r in sorted(self._usages)},
+            lease_id, before, after, now or models.utcnow(), actor, reason)
+        self._touched.update(resource for resource, _s in self._spent.moves)
 
     def refresh(self, resources, now=None):
         """Recompute ``promised`` of ``resources`` at every level: the
@@ -249,10 +249,10 @@ class LeaseHoldings:
 
     def write(self, batch=None):
         """Store the changed counts (the usage rows' ``used`` and
-        ``leased`` together, their meters moved in the same write), then
-        ``promised`` of every level touched, ``leased`` of the levels
-        above the project and what ``spend`` charged (its entries, the
-        usage rows' ``budget_base``): as writes of ``batch`` (a
+        ``leased`` together, their meters moved in the same write, and the
+        levels above the project with them), then ``promised`` of every
+        level touched and what ``spend`` charged (its entries, each
+        level's ``budget_base``): as writes of ``batch`` (a
         ``write_batch.WriteBatch`` the caller sends) if given, else in one
         batch now."""
         sending = batch is None
@@ -266,11 +266,9 @@ class LeaseHoldings:
             for level in self._levels(resource):
                 table = level.table
                 values = dict(promised=level.counts.promised, updated_at=now)
-                if table is not sql.USAGES:
-                    values['leased'] = level.counts.leased
-                elif resource in moves:
+                if (resource, level.scope) in moves:
                     values['budget_base'] = (level.counts.budget_base
-                                             + moves[resource])
+                                             + moves[resource, level.scope])
                 if (table.name, level.counts.id) in self._instants:
                     values['promised_at'] = self._instants[
                         table.name, level.counts.id]

@@ -270,9 +270,9 @@ def _find_request(conn, project_id, request_id, deltas):
 def _check(project_id, deltas, usages, scope, now):
     """Raise OverQuota (or InvalidDelta) unless every delta fits the
     project's limit and whatever else the model's scope holds it to;
-    else BudgetExhausted if a positive one is of a row whose budget has
-    no balance left at ``now`` (a detach is never refused by a
-    budget)."""
+    else BudgetExhausted if a positive one is of a row whose budget (the
+    project's, or its tree's above it) has no balance left at ``now`` (a
+    detach is never refused by a budget)."""
     limits = scope.project_limits
     overs = []
     exhausted = []
@@ -298,11 +298,14 @@ def _check(project_id, deltas, usages, scope, now):
         over = scope.over(resource, delta)
         if over is not None:
             overs.append(over)
-        balance = usage.balance(meter.seconds(now))
-        if balance is not None and balance <= 0:
-            exhausted.append((resource, balance))
+        for holder_id, row in [(project_id, usage)] + [
+                (level.holder_id, level.counts)
+                for level in scope.levels(resource)]:
+            balance = meter.balance_at(row, meter.seconds(now))
+            if balance is not None and balance <= 0:
+                exhausted.append((holder_id, resource, balance))
     if overs:
         raise exception.OverQuota(overs=overs)
     if exhausted:
-        resource, balance = exhausted[0]
-        raise units.exhausted(project_id, resource, now, balance, 0)
+        holder_id, resource, balance = exhausted[0]
+        raise units.exhausted(holder_id, resource, now, balance, 0)

@@ -63,14 +63,7 @@ def lock_usages_with_limits(model):
 INSERT_USAGE = USAGES.insert()
 INSERT_RESERVATIONS = RESERVATIONS.insert()
 # A locked row written back: its meter moved, then its counts.
-WRITE_USAGE = (
-    USAGES.update()
-    .where(USAGES.c.id == sa.bindparam('_id'))
-    .ordered_values(*meter.advance(USAGES),
-                    ('used', sa.bindparam('_used')),
-                    ('reserved', sa.bindparam('_reserved')),
-                    ('leased', sa.bindparam('_leased')),
-                    ('updated_at', sa.bindparam('_now'))))
+WRITE_USAGE = meter.write_counts(USAGES)
 THE_USAGE = (USAGES.c.project_id == sa.bindparam('_project_id'),
              USAGES.c.resource == sa.bindparam('_resource'))
 RESERVE_COLUMNS = ('uuid', 'delta', 'expire', 'status', 'request_id',

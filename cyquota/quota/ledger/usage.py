@@ -51,15 +51,6 @@ class Usage:
         was taken."""
         return -self.add(field, -amount)
 
-    def balance(self, now_s):
-        """The budget's remaining unit-seconds at ``now_s`` (Unix
-        seconds) as the row was locked, before any change in memory;
-        None where the row has no budget."""
-        if self.budget_base is None:
-            return None
-        return self.budget_base - meter.value_at(
-            self.metered, self.metered_at, self.used - self.leased, now_s)
-
 
 def lock(conn, project_id, resources, create=False, scope=None,
          model=None):
@@ -109,7 +100,9 @@ def write(conn, usages, scope):
     if changed:
         conn.execute(sql.WRITE_USAGE,
                      changed[0] if len(changed) == 1 else changed)
-        scope.write(conn, usages)
+    # A level above may change with no row of the project (a lease's
+    # ``leased`` where the project's had drifted to zero).
+    scope.write(conn, usages)
 
 
 def record_drift(conn, project_id, resource, consumer_id, kind, requested,

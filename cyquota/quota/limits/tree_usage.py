@@ -14,6 +14,11 @@ amounts, and locks it *before* the member's row (root before child), so:
 A missing row is made from its members' rows: the first use of a tree, or
 a database that ran under the flat model until now. ``find_drift`` and
 ``sync`` check and repair rows against their members (repair).
+
+Every write of a row's ``used`` or ``leased`` moves its meter to now first
+(``cyquota.db.meter``), as the members' rows do: the row meters what the
+whole tree holds by attaches, to the second, and carries a root's budget
+(``budget_base``), which covers the tree (SPEC 3.8).
 """
 
 import dataclasses
@@ -24,6 +29,7 @@ import sqlalchemy as sa
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
+from cyquota.db import meter
 from cyquota.db import models
 from cyquota.quota.limits import model as model_protocol
 
@@ -36,6 +42,12 @@ _usages = models.QuotaUsage.__table__
 # limit of bound parameters.
 _CHUNK = 500
 
+_READ = (_trees.c.id, _trees.c.resource, _trees.c.used, _trees.c.reserved,
+         _trees.c.promised, _trees.c.leased, _trees.c.metered,
+         _trees.c.metered_at, _trees.c.budget_base)
+
+_WRITE = meter.write_counts(_trees)
+
 
 @dataclasses.dataclass
 class _Aggregate:
@@ -46,6 +58,10 @@ class _Aggregate:
     reserved: int
     promised: int = 0
     leased: int = 0
+    #: The tree's meter as locked and the root's budget (None: none).
+    metered: int = 0
+    metered_at: int | None = None
+    budget_base: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +87,7 @@ class TreeUsage(model_protocol.Scope):
         self.tree = tree
         self.rows = rows
         self._base: dict[str, tuple[int, int]] = {}
+        self._leased = {r: row.leased for r, row in rows.items()}
 
     @classmethod
     def lock(cls, context, session, source, tree, resources, create):
@@ -80,15 +97,12 @@ class TreeUsage(model_protocol.Scope):
         same row fails on the unique key and the caller's transaction is
         retried."""
         found = session.execute(
-            sa.select(_trees.c.id, _trees.c.resource, _trees.c.used,
-                      _trees.c.reserved, _trees.c.promised, _trees.c.leased)
+            sa.select(*_READ)
             .where(_trees.c.root_id == tree.root_id,
                    _trees.c.resource.in_(resources))
             .order_by(_trees.c.resource)
             .with_for_update()).all()
-        rows = {row.resource: _Aggregate(row.id, row.used, row.reserved,
-                                         row.promised, row.leased)
-                for row in found}
+        rows = {row.resource: _aggregate(row) for row in found}
         missing = [r for r in resources if r not in rows]
         if missing:
             totals = member_totals(context, session, source, tree.root_id,
@@ -107,12 +121,10 @@ class TreeUsage(model_protocol.Scope):
     def read(cls, context, session, source, tree, resources):
         """The rows without locks (for reports)."""
         found = session.execute(
-            sa.select(_trees.c.resource, _trees.c.used, _trees.c.reserved,
-                      _trees.c.promised, _trees.c.leased)
+            sa.select(*_READ)
             .where(_trees.c.root_id == tree.root_id,
                    _trees.c.resource.in_(resources))).all()
-        rows = {row.resource: _Aggregate(None, row.used, row.reserved,
-                                         row.promised, row.leased)
+        rows = {row.resource: dataclasses.replace(_aggregate(row), id=None)
                 for row in found}
         missing = [r for r in resources if r not in rows]
         if missing:
@@ -135,11 +147,16 @@ class TreeUsage(model_protocol.Scope):
             self.rows[resource], _trees)]
 
     def report(self, resource: str) -> dict:
-        """The ``tree`` part of the member's usage document."""
+        """The ``tree`` part of the member's usage document, with
+        ``remaining_hours`` where the root's budget covers the tree."""
         row = self.rows[resource]
-        return {'tree': dict(root_id=self.root_id, **model_protocol.usage_view(
+        view = dict(root_id=self.root_id, **model_protocol.usage_view(
             self.tree.root_limits[resource], row.used, row.reserved,
-            row.leased, row.promised))}
+            row.leased, row.promised))
+        balance = meter.balance_at(row, meter.seconds(models.utcnow()))
+        if balance is not None:
+            view['remaining_hours'] = meter.hours(balance)
+        return {'tree': view}
 
     def track(self, usages: typing.Mapping[str, typing.Any]) -> None:
         """Remember the member's counts (``{resource: _Usage}``, just
@@ -159,7 +176,10 @@ class TreeUsage(model_protocol.Scope):
     def write(self, conn: typing.Any,
               usages: typing.Mapping[str, typing.Any]) -> None:
         """Add to the root's rows what changed in the member's ``usages``
-        since ``track``."""
+        since ``track``, with ``leased`` as lease events set it on the
+        rows, each meter moved to now first."""
+        now = models.utcnow()
+        moved = meter.binds(now)
         changed = []
         for resource, usage in usages.items():
             row = self.rows.get(resource)
@@ -168,23 +188,26 @@ class TreeUsage(model_protocol.Scope):
                 continue
             used = row.used + usage.used - base[0]
             reserved = row.reserved + usage.reserved - base[1]
-            if (used, reserved) == (row.used, row.reserved):
+            if (used, reserved, row.leased) == (row.used, row.reserved,
+                                                self._leased[resource]):
                 continue
             if used < 0 or reserved < 0:
                 LOG.warning('Tree usage of %s, %s had drifted below its '
                             'members (used %d, reserved %d); run quota sync',
                             self.root_id, resource, used, reserved)
             row.used, row.reserved = max(used, 0), max(reserved, 0)
+            self._leased[resource] = row.leased
             changed.append(dict(_id=row.id, _used=row.used,
-                                _reserved=row.reserved))
+                                _reserved=row.reserved, _leased=row.leased,
+                                _now=now, **moved))
         if changed:
-            conn.execute(
-                _trees.update()
-                .where(_trees.c.id == sa.bindparam('_id'))
-                .values(used=sa.bindparam('_used'),
-                        reserved=sa.bindparam('_reserved'),
-                        updated_at=models.utcnow()),
-                changed)
+            conn.execute(_WRITE, changed)
+
+
+def _aggregate(row):
+    return _Aggregate(row.id, row.used, row.reserved, row.promised,
+                      row.leased, row.metered, row.metered_at,
+                      row.budget_base)
 
 
 def member_totals(context, session, source, root_id, resources, lock=False):
@@ -269,13 +292,17 @@ def find_drift(context, source, root_id=None):
 def _sync_root(context, source, root_id):
     with db_api.writer(context) as session:
         drift = _compare(context, session, source, root_id, lock=True)
+        now = models.utcnow()
         for item in drift:
+            # The meter counted the drifted value until now.
             session.execute(
                 _trees.update()
                 .where(_trees.c.root_id == root_id,
                        _trees.c.resource == item.resource)
-                .values({item.field: item.expected,
-                         'updated_at': models.utcnow()}))
+                .ordered_values(*meter.advance(_trees),
+                                (item.field, item.expected),
+                                ('updated_at', now)),
+                meter.binds(now))
     return drift
 
 

@@ -76,6 +76,30 @@ def test_strict_two_level_usage_has_the_tree(strict):
         'limit': 5, 'used': 0, 'reserved': 3, 'requested': 3}]
 
 
+def test_strict_two_level_roots_budget_covers_the_tree(strict):
+    strict.put_json('/v1/projects/root', {}, headers=ADMIN)
+    strict.put_json('/v1/projects/child', {'parent_id': 'root'},
+                    headers=ADMIN)
+    at = {'OpenStack-API-Version': 'accelerator-quota 1.8'}
+    strict.put_json('/v1/budgets/root/FPGA', {'hours': 1},
+                    headers=dict(ADMIN, **at))
+    reader = {'X-Project-Id': 'child', 'X-Roles': 'reader'}
+    fpga = strict.get('/v1/quota_usages/child', headers=dict(
+        reader, **at)).json['quota_usage']['resources']['FPGA']
+    assert 'remaining_hours' not in fpga
+    assert fpga['tree']['remaining_hours'] == 1
+    older = strict.get('/v1/quota_usages/child', headers=dict(
+        reader, **{'OpenStack-API-Version': 'accelerator-quota 1.7'}))
+    assert 'remaining_hours' not in older.json['quota_usage'][
+        'resources']['FPGA']['tree']
+
+    strict.put_json('/v1/budgets/root/FPGA', {'hours': 0},
+                    headers=dict(ADMIN, **at))
+    refused = _reserve(strict, 'child', 1, status=403).json['errors'][0]
+    assert refused['code'] == 'cyquota.budget_exhausted'
+    assert 'root' in refused['detail']
+
+
 def test_strict_two_level_refuses_bad_trees_with_409(strict):
     strict.put_json('/v1/projects/root', {}, headers=ADMIN)
     strict.put_json('/v1/projects/child', {'parent_id': 'root'},

@@ -24,6 +24,7 @@ from cyquota.budgets import books
 from cyquota.budgets import document
 from cyquota.budgets import entries as entry_pages
 from cyquota.policies import budgets as rules
+from cyquota import quota
 from cyquota.quota import resources as quota_resources
 from cyquota.quota import validation as quota_validation
 
@@ -82,7 +83,8 @@ class BudgetController:
         context = _authorized(rules.UPDATE, self.project_id, self.resource)
         data = validation.json_body(schema.PUT_BUDGET)
         books.set_budget(context, self.project_id, self.resource,
-                         data['hours'], data.get('refill'), data.get('cap'))
+                         data['hours'], data.get('refill'), data.get('cap'),
+                         model=quota.QUOTAS.limits.model)
         return _document(context, self.project_id)
 
     @index.when(method='DELETE')

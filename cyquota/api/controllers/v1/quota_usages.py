@@ -55,6 +55,7 @@ class QuotaUsageController:
         if not microversion.is_at_least(microversion.BUDGETS):
             for counts in usage['resources'].values():
                 counts.pop('remaining_hours', None)
+                counts.get('tree', {}).pop('remaining_hours', None)
         return types.QuotaUsageResponse.from_dict(
             {'quota_usage': usage}).to_json()
 
