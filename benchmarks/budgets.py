@@ -6,6 +6,9 @@ For every backend, in one throw-away database, one process:
 * reserve+commit: ``QUOTAS.reserve`` then ``QUOTAS.commit`` of one
   ``GPU``, each its own transaction, for a project without a budget and
   for one with a budget of the resource (so large it never runs out);
+* the same under strict-two-level, by a child of a root without a budget
+  and by a child of a root whose budget covers its tree (the locked path,
+  the tree's row metered);
 * lease create: ``LEASES.create`` of one ``FPGA`` for an hour on one
   device (``member_of``), no usage-enforcement filter, for a project
   without a budget and for one with a budget of ``FPGA`` (the lease is
@@ -73,6 +76,7 @@ COLUMNS = [
     ('check', 'books after the run', '{}'),
 ]
 RESERVE = 'reserve+commit, 1 GPU'
+TREE_RESERVE = 'reserve+commit, 1 GPU, a tree\'s child'
 LEASE = 'lease create, 1 FPGA for 1 h'
 #: The target of the time of an operation with a budget over without
 #: (p50 over p50; the mean's ratio, the rates', beside it).
@@ -111,6 +115,7 @@ def run(args, progress):
             rows.append(dict(benchmarks.UNREACHABLE, backend=backend))
             continue
         rows.append(_measure_reserves(backend, ops, rounds, progress))
+        rows.append(_measure_tree_reserves(backend, ops, rounds, progress))
         rows.append(_measure_leases(backend, creates, rounds, progress))
     for backend, url in benchmarks.databases('budgets', args.backends,
                                              progress):
@@ -272,8 +277,40 @@ def _measure_reserves(backend, ops, rounds, progress):
     ctx = cyquota_context.get_admin_context()
     quota.QUOTAS.limits.set_registered_limit(ctx, 'GPU', 2 ** 31 - 1)
     books.set_budget(ctx, BUDGETED, 'GPU', HOURS)
+    return _reserve_turns(backend, RESERVE, ctx, ops, rounds, progress,
+                          {PLAIN: PLAIN, BUDGETED: BUDGETED})
+
+
+def _measure_tree_reserves(backend, ops, rounds, progress):
+    """reserve+commit of one GPU by a child of a root without a budget
+    and by one of a root whose budget covers its tree, under
+    strict-two-level."""
+    ctx = cyquota_context.get_admin_context()
+    CONF.set_override('enforcement_model', 'strict-two-level', 'quota')
+    quota.QUOTAS.reset()
+    try:
+        children = {}
+        for root in (PLAIN, BUDGETED):
+            children[root] = root + '-child'
+            quota.QUOTAS.limits.set_project(ctx, root + '-root')
+            quota.QUOTAS.limits.set_project(ctx, children[root],
+                                            parent_id=root + '-root')
+        books.set_budget(ctx, BUDGETED + '-root', 'GPU', HOURS,
+                         model=quota.QUOTAS.limits.model)
+        return _reserve_turns(backend, TREE_RESERVE, ctx, ops, rounds,
+                              progress, children, shown_in='tree')
+    finally:
+        CONF.clear_override('enforcement_model', 'quota')
+        quota.QUOTAS.reset()
+
+
+def _reserve_turns(backend, case, ctx, ops, rounds, progress, projects,
+                   shown_in=None):
+    """reserve+commit by turns of ``projects[PLAIN]`` (without a budget)
+    and ``projects[BUDGETED]`` (with one, whose ``remaining_hours`` the
+    usage document shows, in its part ``shown_in`` if given)."""
     statements = Statements()
-    made = {PLAIN: 0, BUDGETED: 0}
+    made = {project: 0 for project in projects.values()}
 
     def operation(project):
         def reserve_commit():
@@ -287,10 +324,10 @@ def _measure_reserves(backend, ops, rounds, progress):
             return took, (between - before, statements.sent - between)
         return reserve_commit
 
-    found = _timed_turns({False: operation(PLAIN),
-                          True: operation(BUDGETED)}, ops, rounds,
-                         progress, '%s: %s' % (backend, RESERVE), statements)
-    row = _compared(backend, RESERVE, found, lambda counts: ' + '.join(
+    found = _timed_turns({False: operation(projects[PLAIN]),
+                          True: operation(projects[BUDGETED])}, ops, rounds,
+                         progress, '%s: %s' % (backend, case), statements)
+    row = _compared(backend, case, found, lambda counts: ' + '.join(
         _shown({count[part] for count in counts}) for part in (0, 1)))
     problems = []
     for project, count in made.items():
@@ -298,9 +335,11 @@ def _measure_reserves(backend, ops, rounds, progress):
         if (usage['used'], usage['reserved']) != (count, 0):
             problems.append('%s: used %d reserved %d, %d committed' % (
                 project, usage['used'], usage['reserved'], count))
-        if ('remaining_hours' in usage) != (project == BUDGETED):
+        budgeted = usage.get(shown_in, {}) if shown_in else usage
+        if ('remaining_hours' in budgeted) != (
+                project == projects[BUDGETED]):
             problems.append('%s: remaining hours %s' % (
-                project, usage.get('remaining_hours')))
+                project, budgeted.get('remaining_hours')))
     problems += _disagreements(ctx)
     return _checked(row, problems, progress)
 

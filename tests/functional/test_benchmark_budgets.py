@@ -29,21 +29,23 @@ def _run(backend, tmp_path):
                        report.Progress(io.StringIO()))
     assert [row['check'] for row in rows] == ['ok'] * len(rows)
     assert [row['case'] for row in rows] == [
-        budgets.RESERVE, budgets.LEASE,
+        budgets.RESERVE, budgets.TREE_RESERVE, budgets.LEASE,
         budgets._rollover_case(budgets.QUICK_PROJECTS)]
-    reserves, creates, rolled = rows
+    reserves, trees, creates, rolled = rows
     # No budget: the statements of the code before budgets; a budget
-    # adds none to a reserve or commit, some to a lease's create.
+    # adds none to a reserve or commit (a tree's neither), some to a
+    # lease's create.
     before = budgets.STATEMENTS_BEFORE_BUDGETS[backend]
     assert reserves['statements_without'] == before[budgets.RESERVE]
     assert reserves['statements_with'] == reserves['statements_without']
+    assert trees['statements_with'] == trees['statements_without']
     assert creates['statements_without'] == before[budgets.LEASE]
     assert int(creates['statements_with']) > int(before[budgets.LEASE])
     assert rolled['fixed'] and rolled['projects'] == budgets.QUICK_PROJECTS
     assert rolled['budgets'] > rolled['projects']
     lines = budgets.summary(rows)
     assert sum(line.startswith('target: ') for line in lines) == 3
-    assert sum(line.startswith('  %s: ' % backend) for line in lines) == 5
+    assert sum(line.startswith('  %s: ' % backend) for line in lines) == 7
     report.write_figure(str(tmp_path / 'budgets.png'), budgets.TITLE,
                         lambda ax: budgets.plot(rows, ax))
     assert (tmp_path / 'budgets.png').stat().st_size
