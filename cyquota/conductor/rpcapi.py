@@ -64,7 +64,9 @@ class ConductorAPI:
     def get_usage(self, ctxt, project_id):
         """``{resource: {"limit", "used", "reserved", "available"}}``; -1
         means unlimited. A resource with a budget also has
-        ``"remaining_hours"``: its balance now, in accelerator-hours."""
+        ``"remaining_hours"``: its balance now, in accelerator-hours;
+        under strict-two-level ``"tree"`` has the tree's counts, and its
+        ``"remaining_hours"`` where the root's budget covers the tree."""
         return self._client.call(ctxt, 'get_usage', project_id=project_id)
 
     def report_allocations(self, ctxt, host, allocations):
