@@ -23,12 +23,8 @@ engine, a MariaDB ``PREPARE`` not counted). The targets: with a budget,
 a p50 at most 1.2x the p50 without; without one, the statements of the
 code before budgets (``STATEMENTS_BEFORE_BUDGETS``).
 
-Then, in a throw-away database of its own, the roll-over: 10,000
-projects with budgets (written in bulk as ``books.set_budget`` writes
-them, in the period before the current one, their usage rows metering
-since then) rolled over to the current period by one
-``rollover.roll_all``: statements per project (a fixed number, whatever
-the project's budgets), projects per second, and ``budget check`` after.
+Then the roll-over of 10,000 projects with budgets
+(``benchmarks.budget_books``).
 """
 
 import datetime
@@ -36,18 +32,13 @@ import statistics
 import time
 import uuid as uuidlib
 
-import sqlalchemy as sa
-
 import benchmarks
+from benchmarks import budget_books
 from benchmarks import lease_rows
 from benchmarks import report
 from cyquota.budgets import books
-from cyquota.budgets import check as budget_check
-from cyquota.budgets import rollover
-from cyquota.budgets import rows as budget_rows
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
-from cyquota.db import api as db_api
 from cyquota.db import budget_models
 from cyquota.db import lease_models
 from cyquota.db import meter
@@ -83,9 +74,6 @@ LEASE = 'lease create, 1 FPGA for 1 h'
 TARGET = 1.2
 #: Hours of the measured budgets: they never run out.
 HOURS = 10 ** 6
-#: Projects rolled over (``--quick``: ``QUICK_PROJECTS``).
-PROJECTS = 10000
-QUICK_PROJECTS = 200
 PLAIN = 'bench-no-budget'
 BUDGETED = 'bench-budget'
 #: The statements each operation sent before budgets, on the code of
@@ -100,14 +88,11 @@ STATEMENTS_BEFORE_BUDGETS = {
 }
 
 
-def _rollover_case(count):
-    return 'roll-over, %s projects' % format(count, ',')
-
-
 def run(args, progress):
     """Measure every backend in ``args.backends``."""
     ops, creates, rounds = ((10, 3, 2) if args.quick else (200, 30, 10))
-    count = QUICK_PROJECTS if args.quick else PROJECTS
+    count = (budget_books.QUICK_PROJECTS if args.quick
+             else budget_books.PROJECTS)
     rows = []
     for backend, url in benchmarks.databases('budgets', args.backends,
                                              progress):
@@ -120,7 +105,7 @@ def run(args, progress):
     for backend, url in benchmarks.databases('budgets', args.backends,
                                              progress):
         if url is not None:
-            rows.append(_measure_rollover(backend, count, progress))
+            rows.append(budget_books.measure(backend, count, progress))
     return rows
 
 
@@ -185,41 +170,6 @@ def plot(rows, ax):
 
 
 # -- measuring ---------------------------------------------------------------
-
-class Statements:
-    """Counts the statements sent on cyquota's engines of the moment: the
-    engine of ``db_api`` and its autocommit engine, where PostgreSQL and
-    MariaDB run the ledger's one-statement reserve and commit; a
-    ``PREPARE`` not counted (a connection prepares a statement once, the
-    first time it runs it, and that run is counted)."""
-
-    def __init__(self):
-        self.sent = 0
-        self._engines = []
-
-    def _seen(self, conn, cursor, statement, *args):
-        if not statement.startswith('PREPARE '):
-            self.sent += 1
-
-    def listen(self):
-        self.stop()
-        self._engines = [db_api.get_engine(), db_api.get_autocommit_engine()]
-        for engine in self._engines:
-            sa.event.listen(engine, 'before_cursor_execute', self._seen)
-
-    def stop(self):
-        for engine in self._engines:
-            sa.event.remove(engine, 'before_cursor_execute', self._seen)
-        self._engines = []
-
-
-def _shown(counts):
-    """A set of statement counts as one number, or its range."""
-    if not counts:
-        return '-'
-    low, high = min(counts), max(counts)
-    return str(low) if low == high else '%d-%d' % (low, high)
-
 
 def _timed_turns(cases, ops, rounds, progress, label, statements):
     """Run ``cases`` (``{name: operation}``; an operation returns its
@@ -309,7 +259,7 @@ def _reserve_turns(backend, case, ctx, ops, rounds, progress, projects,
     """reserve+commit by turns of ``projects[PLAIN]`` (without a budget)
     and ``projects[BUDGETED]`` (with one, whose ``remaining_hours`` the
     usage document shows, in its part ``shown_in`` if given)."""
-    statements = Statements()
+    statements = lease_rows.Statements(autocommit=True)
     made = {project: 0 for project in projects.values()}
 
     def operation(project):
@@ -328,7 +278,8 @@ def _reserve_turns(backend, case, ctx, ops, rounds, progress, projects,
                           True: operation(projects[BUDGETED])}, ops, rounds,
                          progress, '%s: %s' % (backend, case), statements)
     row = _compared(backend, case, found, lambda counts: ' + '.join(
-        _shown({count[part] for count in counts}) for part in (0, 1)))
+        budget_books.shown({count[part] for count in counts})
+        for part in (0, 1)))
     problems = []
     for project, count in made.items():
         usage = quota.QUOTAS.get_project_usage(ctx, project)['GPU']
@@ -340,8 +291,8 @@ def _reserve_turns(backend, case, ctx, ops, rounds, progress, projects,
                 project == projects[BUDGETED]):
             problems.append('%s: remaining hours %s' % (
                 project, budgeted.get('remaining_hours')))
-    problems += _disagreements(ctx)
-    return _checked(row, problems, progress)
+    problems += budget_books.disagreements(ctx)
+    return budget_books.checked(row, problems, progress)
 
 
 def _device(ctx, host):
@@ -383,7 +334,7 @@ def _measure_leases(backend, creates, rounds, progress):
                 end_date=end.isoformat() + 'Z',
                 reservations=[{'resource_type': 'accelerator:FPGA',
                                'amount': 1, 'member_of': [member_of]}])
-    statements = Statements()
+    statements = lease_rows.Statements(autocommit=True)
     problems = []
     made = {PLAIN: 0, BUDGETED: 0}
 
@@ -405,7 +356,7 @@ def _measure_leases(backend, creates, rounds, progress):
     found = _timed_turns({False: operation(PLAIN),
                           True: operation(BUDGETED)}, creates, rounds,
                          progress, '%s: %s' % (backend, LEASE), statements)
-    row = _compared(backend, LEASE, found, _shown)
+    row = _compared(backend, LEASE, found, budget_books.shown)
     for project in made:
         usage = quota.QUOTAS.get_project_usage(ctx, project)['FPGA']
         counts = tuple(usage[k] for k in ('used', 'reserved', 'leased',
@@ -426,147 +377,5 @@ def _measure_leases(backend, creates, rounds, progress):
                 found_entries, kind, made[BUDGETED]))
     if lease_rows.count(entries, project_id=PLAIN):
         problems.append('entries of the project without a budget')
-    problems += _disagreements(ctx)
-    return _checked(row, problems, progress)
-
-
-def _disagreements(ctx):
-    found = budget_check.disagreements(ctx)
-    return ['budget check: %d disagreement(s), first %s' % (
-        len(found), found[0]._asdict())] if found else []
-
-
-def _checked(row, problems, progress):
-    row['check'] = '; '.join(problems[:3]) or 'ok'
-    row['failed'] = bool(problems)
-    progress.step('budgets: %s: %s: %s' % (row['backend'], row['case'],
-                                           row['check']))
-    return row
-
-
-# -- the roll-over ----------------------------------------------------------
-
-def _plan(count, now):
-    """The books of ``count`` projects as ``books.set_budget`` leaves
-    them when set an hour into the period before the current one
-    (``A``), each project holding one unit by attaches since then: the
-    rows of ``quota_usages``, ``budgets`` and ``budget_entries``. Every
-    fourth project has budgets of two resources (GPU and FPGA), the
-    others of GPU; every third budget refills by ``carry`` (a cap of
-    twice its hours every sixth); every fifth project has a lease's
-    charge booked for the current period."""
-    periods = meter.current_periods()
-    current = periods.of(now)
-    before = periods.of(current.start - datetime.timedelta(seconds=1))
-    set_at = before.start + datetime.timedelta(hours=1)
-    usages, budgets, entries = [], [], []
-    for n in range(count):
-        project = 'bench-roll-%06d' % n
-        for resource in ('FPGA', 'GPU') if n % 4 == 0 else ('GPU',):
-            seconds = (100 + n % 7) * 3600
-            number = len(budgets)
-            carry = number % 3 == 0
-            usages.append(dict(
-                project_id=project, resource=resource, used=1, reserved=0,
-                leased=0, promised=0, metered=0,
-                metered_at=meter.seconds(set_at),
-                marked_period=meter.seconds(before.start), metered_mark=0,
-                budget_base=seconds, created_at=set_at))
-            budgets.append(dict(
-                project_id=project, resource=resource, seconds=seconds,
-                refill=(budget_models.REFILL_CARRY if carry
-                        else budget_models.REFILL_RESET),
-                cap=2 * seconds if carry and number % 6 == 0 else None,
-                period_start=before.start, closed_meter=0,
-                created_at=set_at))
-            entries.append(budget_rows.entry(
-                project, resource, budget_models.REFILL, seconds,
-                before.start, set_at, actor='bench', reason='budget set'))
-            if n % 5 == 0:
-                entries.append(budget_rows.entry(
-                    project, resource, budget_models.LEASE_CHARGE, -3600,
-                    current.start, set_at, actor='bench',
-                    reason='lease accepted', lease_id=str(uuidlib.uuid4())))
-    return usages, budgets, entries
-
-
-def _write(table, values):
-    with db_api.get_engine().begin() as conn:
-        for first in range(0, len(values), 5000):
-            conn.execute(table.insert(), values[first:first + 5000])
-
-
-def _measure_rollover(backend, count, progress):
-    """One ``rollover.roll_all`` of ``count`` projects due: statements per
-    project, projects per second; the books checked before and after."""
-    ctx = cyquota_context.get_admin_context()
-    case = _rollover_case(count)
-    progress.step('budgets: %s: writing the books of %s projects' % (
-        backend, format(count, ',')))
-    usages, budgets, entries = _plan(count, models.utcnow())
-    _write(models.QuotaUsage.__table__, usages)
-    _write(budget_models.Budget.__table__, budgets)
-    _write(budget_models.BudgetEntry.__table__, entries)
-    with db_api.get_engine().begin() as conn:
-        conn.exec_driver_sql(
-            'ANALYZE TABLE quota_usages, budgets, budget_entries'
-            if backend == 'mysql' else 'ANALYZE').close()
-    problems = ['before the roll-over: %s' % problem
-                for problem in _disagreements(ctx)]
-    statements = Statements()
-    per_project = []
-    roll_project = rollover.roll_project
-
-    def counted(context, project_id, now=None):
-        before = statements.sent
-        try:
-            return roll_project(context, project_id, now)
-        finally:
-            per_project.append(statements.sent - before)
-
-    progress.step('budgets: %s: rolling %s projects over' % (
-        backend, format(count, ',')))
-    statements.listen()
-    rollover.roll_project = counted
-    try:
-        began = time.perf_counter()
-        moved = rollover.roll_all(ctx)
-        seconds = time.perf_counter() - began
-    finally:
-        rollover.roll_project = roll_project
-        total = statements.sent
-        statements.stop()
-    if moved != count:
-        problems.append('moved %d of %d projects' % (moved, count))
-    again = rollover.roll_all(ctx)
-    if again:
-        problems.append('a second roll-over moved %d' % again)
-    problems += _rolled(ctx, budgets, entries)
-    shown = _shown(set(per_project))
-    row = dict(backend=backend, case=case, projects=count, seconds=seconds,
-               per_second=count / seconds, per_project=shown,
-               fixed=len(set(per_project)) == 1,
-               statements=total, page_reads=total - sum(per_project),
-               budgets=len(budgets))
-    if not row['fixed']:
-        problems.append('statements per project vary: %s' % shown)
-    return _checked(row, problems, progress)
-
-
-def _rolled(ctx, budgets, entries):
-    """What is wrong after the roll-over: every budget in the current
-    period, an accrual and a refill entry more per budget, and budget
-    check agreeing."""
-    problems = []
-    start = meter.current_periods().of(models.utcnow()).start
-    table = budget_models.Budget.__table__
-    with db_api.get_engine().connect() as conn:
-        behind = conn.execute(sa.select(sa.func.count()).select_from(
-            table).where(table.c.period_start != start)).scalar()
-    if behind:
-        problems.append('%d budgets not in the current period' % behind)
-    written = lease_rows.count(budget_models.BudgetEntry.__table__)
-    if written != len(entries) + 2 * len(budgets):
-        problems.append('%d entries, expected %d' % (
-            written, len(entries) + 2 * len(budgets)))
-    return problems + _disagreements(ctx)
+    problems += budget_books.disagreements(ctx)
+    return budget_books.checked(row, problems, progress)

@@ -28,7 +28,7 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 import benchmarks
-from benchmarks import ledger
+from benchmarks import ledger_workers
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota import quota
@@ -106,8 +106,8 @@ def _measure(backend, operations, rounds, progress):
     # The one statements run on the autocommit engine.
     engines = [engine, db_api.get_autocommit_engine()]
     with engine.begin() as conn:
-        ledger.HOT.create(conn)
-        conn.execute(ledger.HOT.insert().values(id=1, n=0))
+        ledger_workers.HOT.create(conn)
+        conn.execute(ledger_workers.HOT.insert().values(id=1, n=0))
     ctx = cyquota_context.get_admin_context()
     quota.QUOTAS.limits.set_project_limit(ctx, PROJECT, RESOURCE, 2 ** 30)
     # The first reserve makes the usage row (the locked path, after the
@@ -187,11 +187,13 @@ class _Replay:
     way to the driver, sent again on a driver connection."""
 
     def __init__(self, sent):
-        # The EXECUTEs of the prepared one statements of two reserves and
-        # two commits; the last two are the reserve and the commit that
-        # took them.
+        # The one statements of two reserves and two commits: MariaDB's
+        # EXECUTEs of the texts it prepared, PostgreSQL's CTE chains (which
+        # psycopg prepares on the server itself); the last two are the
+        # reserve and the commit that took them.
         self.prepare = [(s, p) for s, p in sent if s.startswith('PREPARE')]
-        runs = [(s, p) for s, p in sent if s.startswith('EXECUTE')]
+        runs = [(s, p) for s, p in sent if s.startswith(
+            'EXECUTE' if self.prepare else 'WITH')]
         if len(runs) != 4:
             raise RuntimeError('expected the one-statement reserves and '
                                'commits, the ledger sent: %s' % [
@@ -215,7 +217,7 @@ class _Replay:
 
     def raw(self, raw):
         with raw.cursor() as cursor:
-            cursor.execute(ledger.RAW_UPDATE)
+            cursor.execute(ledger_workers.RAW_UPDATE)
         raw.commit()
 
     def reserve(self, one):
@@ -231,12 +233,14 @@ class _Replay:
                          dict(self._commit_params, _uuid_0=uuid)):
             raise RuntimeError('the replayed commit ended nothing')
 
-    @staticmethod
-    def _run(one, statement, params):
+    def _run(self, one, statement, params):
         """Whether ``statement`` did its operation: PostgreSQL's says 1,
         MariaDB's sends no rows (it would refuse otherwise)."""
+        # Prepared on the server as the ledger's connection has it once
+        # psycopg has run the text prepare_threshold times.
+        prepare = {} if self.prepare else {'prepare': True}
         with one.cursor() as cursor:
-            cursor.execute(statement, params)
+            cursor.execute(statement, params, **prepare)
             return cursor.description is None or cursor.fetchall() == [
                 (1,)]
 

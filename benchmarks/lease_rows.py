@@ -51,25 +51,30 @@ class Statements:
     """Counts the statements sent on cyquota's engine of the moment (as
     ``tests.fixtures.statements_sent`` watches them), but a ``PREPARE``:
     a connection prepares a statement once, the first time it runs it
-    (``cyquota.db.prepared``), and that run is counted. ``listen`` again
-    after pointing cyquota at another database."""
+    (``cyquota.db.prepared``), and that run is counted. ``autocommit``:
+    its autocommit engine too, where PostgreSQL and MariaDB run the
+    ledger's one-statement reserve and commit. ``listen`` again after
+    pointing cyquota at another database."""
 
-    def __init__(self):
+    def __init__(self, autocommit=False):
         self.sent = 0
-        self._engine = None
+        self._autocommit = autocommit
+        self._engines = []
 
     def _seen(self, conn, cursor, statement, *args):
         if not statement.startswith('PREPARE '):
             self.sent += 1
 
     def listen(self):
-        """Watch cyquota's engine of the moment (and no other)."""
+        """Watch cyquota's engines of the moment (and no other)."""
         self.stop()
-        self._engine = db_api.get_engine()
-        sa.event.listen(self._engine, 'before_cursor_execute', self._seen)
+        self._engines = [db_api.get_engine()]
+        if self._autocommit:
+            self._engines.append(db_api.get_autocommit_engine())
+        for engine in self._engines:
+            sa.event.listen(engine, 'before_cursor_execute', self._seen)
 
     def stop(self):
-        if self._engine is not None:
-            sa.event.remove(self._engine, 'before_cursor_execute',
-                            self._seen)
-            self._engine = None
+        for engine in self._engines:
+            sa.event.remove(engine, 'before_cursor_execute', self._seen)
+        self._engines = []

@@ -21,12 +21,11 @@ import multiprocessing
 import queue
 import re
 import threading
-import time
-import traceback
 
 import sqlalchemy as sa
 
 import benchmarks
+from benchmarks import ledger_workers
 from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota.db import models
@@ -59,23 +58,6 @@ TARGET = 0.5
 #: one of one resource (the 1-resource rate over the 2-resource rate), with
 #: one worker: an attach of an FPGA and a GPU together is one transaction.
 TARGET_COST = 1.3
-#: One resource, then two: an operation of each ``deltas`` in turn.
-DELTAS = ({'FPGA': 1}, {'FPGA': 1, 'GPU': 1})
-PHASES = ('raw', 'oslo_db', 'reserve', 'reserve_2', 'commit', 'commit_2')
-# The suffix of the phases of each of DELTAS.
-_SUFFIXES = ('', '_2')
-RAW_UPDATE = 'UPDATE hot SET n = n + 1'
-# Spawning and importing eight workers on a busy machine can take a while.
-_BARRIER_TIMEOUT = 300
-
-#: The one-row table of the raw durable counter.
-HOT = sa.Table('hot', sa.MetaData(),
-               sa.Column('id', sa.Integer, primary_key=True,
-                         autoincrement=False),
-               sa.Column('n', sa.Integer, nullable=False),
-               mysql_engine='InnoDB')
-
-
 def run(args, progress):
     """Measure every backend in ``args.backends`` with 1 and 8 workers."""
     # Short phases in many rounds: the machine's drift hits all alike.
@@ -126,7 +108,8 @@ def _cost_summary(rows):
     lines = ['target: a reserve or commit of %d resources costs at most '
              '%.2fx one of 1 resource (the 1-resource rate over the '
              '%d-resource rate) with 1 worker' % (
-                 len(DELTAS[-1]), TARGET_COST, len(DELTAS[-1]))]
+                 len(ledger_workers.DELTAS[-1]), TARGET_COST,
+                 len(ledger_workers.DELTAS[-1]))]
     several = [row for row in rows if row.get('resources', 1) > 1]
     for backend in dict.fromkeys(row['backend'] for row in rows):
         if not any(row['backend'] == backend for row in several):
@@ -191,8 +174,8 @@ def _database(backend):
     with benchmarks.throwaway_database(backend) as url:
         if url is not None:
             with db_api.get_engine().begin() as conn:
-                HOT.create(conn)
-                conn.execute(HOT.insert().values(id=1, n=0))
+                ledger_workers.HOT.create(conn)
+                conn.execute(ledger_workers.HOT.insert().values(id=1, n=0))
         yield url
 
 
@@ -201,11 +184,11 @@ def _measure(backend, url, workers, seconds, rounds, progress):
     project = 'bench-%d-workers' % workers
     plan = [phase for number in range(rounds) for phase in _round(number)]
     with db_api.get_engine().begin() as conn:
-        conn.execute(HOT.update().values(n=0))
+        conn.execute(ledger_workers.HOT.update().values(n=0))
     spawn = multiprocessing.get_context('spawn')
     barrier = spawn.Barrier(workers + 1)
     results = spawn.Queue()
-    processes = [spawn.Process(target=_worker, args=(
+    processes = [spawn.Process(target=ledger_workers.worker, args=(
         url, project, plan, seconds, barrier, results))
         for _ in range(workers)]
     label = 'ledger: %s, %d worker(s)' % (backend, workers)
@@ -215,11 +198,13 @@ def _measure(backend, url, workers, seconds, rounds, progress):
     reports = []
     try:
         for number, phase in enumerate(plan):
-            barrier.wait(_BARRIER_TIMEOUT)
+            barrier.wait(ledger_workers.BARRIER_TIMEOUT)
             progress.step('%s: %s, round %d of %d (%.1fs)' % (
-                label, phase, number // len(PHASES) + 1, rounds, seconds))
+                label, phase, number // len(ledger_workers.PHASES) + 1,
+                rounds, seconds))
         while len(reports) < workers:
-            reports.append(results.get(timeout=_BARRIER_TIMEOUT))
+            reports.append(
+                results.get(timeout=ledger_workers.BARRIER_TIMEOUT))
     except (threading.BrokenBarrierError, queue.Empty):
         with contextlib.suppress(queue.Empty):
             while len(reports) < workers:
@@ -251,8 +236,9 @@ def _measure(backend, url, workers, seconds, rounds, progress):
                **{key: rates[key] for key in (
                    'raw', 'oslo_db', 'reserve', 'commit', 'oslo_db_ratio',
                    'reserve_ratio', 'commit_ratio')})
-    two = dict(backend=backend, workers=workers, resources=len(DELTAS[-1]),
-               check=check, failed=bool(problems))
+    two = dict(backend=backend, workers=workers,
+               resources=len(ledger_workers.DELTAS[-1]), check=check,
+               failed=bool(problems))
     for key in ('reserve', 'commit'):
         two[key] = rates[key + '_2']
         two[key + '_ratio'] = rates[key + '_2_ratio']
@@ -265,10 +251,10 @@ def _round(number):
     take turns at going first, so that neither always follows the other's
     writes."""
     if number % 2 == 0:
-        return PHASES
+        return ledger_workers.PHASES
     swapped = {'reserve': 'reserve_2', 'reserve_2': 'reserve',
                'commit': 'commit_2', 'commit_2': 'commit'}
-    return tuple(swapped.get(phase, phase) for phase in PHASES)
+    return tuple(swapped.get(phase, phase) for phase in ledger_workers.PHASES)
 
 
 def _exception_line(trace):
@@ -286,9 +272,10 @@ def _rates(plan, reports):
     for index, phase in enumerate(plan):
         ops[phase] += sum(r['timings'][index][0] for r in reports)
         wall[phase] += max(r['timings'][index][1] for r in reports)
-    rates = {phase: ops[phase] / wall[phase] for phase in PHASES}
+    rates = {phase: ops[phase] / wall[phase]
+             for phase in ledger_workers.PHASES}
     rates.update({phase + '_ratio': rates[phase] / rates['raw']
-                  for phase in PHASES[1:]})
+                  for phase in ledger_workers.PHASES[1:]})
     return rates
 
 
@@ -301,7 +288,7 @@ def _check_books(project, reports):
     # of each size leave.
     expected = collections.defaultdict(collections.Counter)
     rows = collections.Counter()
-    for suffix, deltas in zip(_SUFFIXES, DELTAS):
+    for suffix, deltas in zip(ledger_workers.SUFFIXES, ledger_workers.DELTAS):
         reserves, commits = done['reserve' + suffix], done['commit' + suffix]
         for resource in deltas:
             expected[resource].update(used=commits,
@@ -316,7 +303,7 @@ def _check_books(project, reports):
             sa.select(reservations.c.status, sa.func.count())
             .where(reservations.c.project_id == project)
             .group_by(reservations.c.status)).all())
-        hot = conn.execute(sa.select(HOT.c.n)).scalar()
+        hot = conn.execute(sa.select(ledger_workers.HOT.c.n)).scalar()
     problems = ['%s %s %d, expected %d' % (
         resource, key, usage[resource][key], counts[key])
         for resource, counts in sorted(expected.items())
@@ -332,79 +319,3 @@ def _check_books(project, reports):
     return problems, '%d+%d reserved, %d+%d committed' % (
         done['reserve'], done['reserve_2'], done['commit'],
         done['commit_2'])
-
-
-def _timed(operation, seconds, more=lambda: True):
-    """Run ``operation`` until ``seconds`` pass or ``more()`` is false;
-    returns (count, elapsed)."""
-    start = now = time.perf_counter()
-    deadline = start + seconds
-    count = 0
-    while now < deadline and more():
-        operation()
-        count += 1
-        now = time.perf_counter()
-    return count, now - start
-
-
-def _worker(url, project, plan, seconds, barrier, results):
-    """A worker process: run ``plan``'s phases, each after a barrier;
-    report what it did, or its error."""
-    try:
-        results.put(_work(url, project, plan, seconds, barrier))
-    except BaseException:
-        barrier.abort()
-        results.put({'error': traceback.format_exc()})
-
-
-def _work(url, project, plan, seconds, barrier):
-    benchmarks.use_database(url)
-    context = cyquota_context.get_admin_context()
-    # The raw rate uses the same engine, so the same driver and settings.
-    engine = db_api.get_engine()
-    errors = collections.Counter()
-    sa.event.listen(engine, 'handle_error', lambda error: errors.update(
-        [type(error.original_exception).__name__]))
-    raw = engine.raw_connection()
-    cursor = raw.cursor()
-    oslo_db_statement = sa.text(RAW_UPDATE)
-
-    def raw_update():
-        cursor.execute(RAW_UPDATE)
-        raw.commit()
-
-    def oslo_db_update():
-        with db_api.writer(context) as session:
-            session.execute(oslo_db_statement)
-
-    def reserve(deltas, held):
-        return lambda: held.append(quota.QUOTAS.reserve(context, project,
-                                                        deltas))
-
-    def commit(held):
-        return lambda: quota.QUOTAS.commit(context, project, held.popleft())
-
-    operations = {'raw': raw_update, 'oslo_db': oslo_db_update}
-    # The reservations not committed yet, by phase suffix.
-    pending = {}
-    for suffix, deltas in zip(_SUFFIXES, DELTAS):
-        pending[suffix] = collections.deque()
-        operations['reserve' + suffix] = reserve(deltas, pending[suffix])
-        operations['commit' + suffix] = commit(pending[suffix])
-    done = collections.Counter()
-    # One untimed operation of each kind connects and warms the caches
-    # (and creates the project's usage rows); it is counted in the books.
-    for phase in PHASES:
-        operations[phase]()
-        done[phase] += 1
-    timings = []
-    for phase in plan:
-        barrier.wait(_BARRIER_TIMEOUT)
-        held = pending['_2' if phase.endswith('_2') else '']
-        count, elapsed = _timed(operations[phase], seconds,
-                                (lambda: held) if phase.startswith('commit')
-                                else (lambda: True))
-        done[phase] += count
-        timings.append((count, elapsed))
-    raw.close()
-    return {'done': dict(done), 'timings': timings, 'errors': dict(errors)}

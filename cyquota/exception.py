@@ -227,16 +227,14 @@ class BudgetExhausted(CyquotaException):
         super().__init__(message, **kwargs)
 
 
-#: What an ``overs`` entry may also tell, when it played a part: the peak
-#: of pending leases (``promised``) and, for a lease, what other leases
-#: hold at the peak of its window (``leases``).
-_OVER_EXTRAS = (('promised', 'promised'), ('leases', 'held by leases'))
-
-
 def _over_summary(over):
+    """An ``overs`` entry in words: the peak of pending leases
+    (``promised``) and, for a lease, what other leases hold at the peak of
+    its window (``leases``) only where they played a part."""
     counts = ['limit %(limit)s', 'used %(used)s', 'reserved %(reserved)s']
-    counts += ['%s %%(%s)s' % (label, key) for key, label in _OVER_EXTRAS
-               if over.get(key)]
+    counts += ['%s %%(%s)s' % (label, key) for key, label in (
+        ('promised', 'promised'), ('leases', 'held by leases'))
+        if over.get(key)]
     counts.append('requested %(requested)s')
     return ('%(scope)s %(project_id)s over limit for %(resource)s ('
             + ', '.join(counts) + ')') % over

@@ -9,6 +9,7 @@ import io
 import pytest
 
 import benchmarks
+from benchmarks import budget_books
 from benchmarks import budgets
 from benchmarks import report
 from cyquota.budgets import check
@@ -30,7 +31,7 @@ def _run(backend, tmp_path):
     assert [row['check'] for row in rows] == ['ok'] * len(rows)
     assert [row['case'] for row in rows] == [
         budgets.RESERVE, budgets.TREE_RESERVE, budgets.LEASE,
-        budgets._rollover_case(budgets.QUICK_PROJECTS)]
+        budget_books.case(budget_books.QUICK_PROJECTS)]
     reserves, trees, creates, rolled = rows
     # No budget: the statements of the code before budgets; a budget
     # adds none to a reserve or commit (a tree's neither), some to a
@@ -41,7 +42,8 @@ def _run(backend, tmp_path):
     assert trees['statements_with'] == trees['statements_without']
     assert creates['statements_without'] == before[budgets.LEASE]
     assert int(creates['statements_with']) > int(before[budgets.LEASE])
-    assert rolled['fixed'] and rolled['projects'] == budgets.QUICK_PROJECTS
+    assert rolled['fixed']
+    assert rolled['projects'] == budget_books.QUICK_PROJECTS
     assert rolled['budgets'] > rolled['projects']
     lines = budgets.summary(rows)
     assert sum(line.startswith('target: ') for line in lines) == 3
@@ -66,13 +68,13 @@ def test_the_bulk_books_agree_and_are_due_sqlite():
     with benchmarks.throwaway_database('sqlite') as url:
         assert url is not None
         ctx = cyquota_context.get_admin_context()
-        usages, budget_rows, entries = budgets._plan(40, models.utcnow())
-        budgets._write(models.QuotaUsage.__table__, usages)
-        budgets._write(budget_models.Budget.__table__, budget_rows)
-        budgets._write(budget_models.BudgetEntry.__table__, entries)
+        usages, budget_rows, entries = budget_books.plan(40, models.utcnow())
+        budget_books.write(models.QuotaUsage.__table__, usages)
+        budget_books.write(budget_models.Budget.__table__, budget_rows)
+        budget_books.write(budget_models.BudgetEntry.__table__, entries)
         assert check.disagreements(ctx) == []
         assert len(rollover.due_projects(ctx, models.utcnow())) == 40
         assert {row['refill'] for row in budget_rows} == set(
             budget_models.REFILLS)
         assert rollover.roll_all(ctx) == 40
-        assert budgets._rolled(ctx, budget_rows, entries) == []
+        assert budget_books.rolled(ctx, budget_rows, entries) == []
