@@ -58,6 +58,15 @@ def _prepared_on_server(conn, statement):
     return 1
 
 
+def _psycopg_prepared(conn):
+    """How many statements of ``_used_over`` psycopg prepared on
+    ``conn``'s session."""
+    return conn.exec_driver_sql(
+        'SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql'
+        ' AND statement LIKE %(text)s',
+        dict(text='%quota_usages.used > $%')).scalar()
+
+
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
 def test_psycopg_prepares_a_statement_a_connection_runs_often(usages):
     """psycopg prepares the text it is sent once a connection has run it
@@ -71,18 +80,7 @@ def test_psycopg_prepares_a_statement_a_connection_runs_often(usages):
             assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
         assert statement.run(conn, dict(threshold=5)).all() == []
         assert set(sent) == {'SELECT'}
-        assert conn.exec_driver_sql(
-            'SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql'
-            ' AND statement LIKE %(text)s',
-            dict(text='%quota_usages.used > $%')).scalar() == 1
-
-
-
-def _psycopg_prepared(conn):
-    return conn.exec_driver_sql(
-        'SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql'
-        ' AND statement LIKE %(text)s',
-        dict(text='%quota_usages.used > $%')).scalar()
+        assert _psycopg_prepared(conn) == 1
 
 
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
@@ -106,9 +104,16 @@ def test_psycopg_keeps_its_statements_through_rollbacks(usages):
         assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
         assert _psycopg_prepared(conn) == 1
         conn.execute(_USAGES.update().values(used=8))
-    with db_api.get_engine().connect() as conn:  # the same, reset
-        assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
-        assert _psycopg_prepared(conn) == 1
+        session = conn.connection.dbapi_connection
+    # Back in the pool, its open transaction rolled back by the reset.
+    with session.cursor() as cursor:
+        cursor.execute('SELECT max(used) FROM quota_usages')
+        assert cursor.fetchone() == (2,)
+        cursor.execute('SELECT count(*) FROM pg_prepared_statements'
+                       ' WHERE NOT from_sql AND statement LIKE %s',
+                       ['%quota_usages.used > $%'])
+        assert cursor.fetchone() == (1,)
+    session.rollback()
 
 
 @both
