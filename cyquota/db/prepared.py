@@ -10,8 +10,9 @@ statement is its text, its binds in the driver's form (``%(name)s``):
 * On PostgreSQL, psycopg (``postgresql+psycopg://``) prepares it: a
   connection that has run one text ``prepare_threshold`` times (5) sends
   it as a prepared statement from then on, and keeps the ``prepared_max``
-  (100) it ran most lately. psycopg2 (``postgresql+psycopg2://``, which
-  cyquota no longer installs) runs it unprepared, planned at every run.
+  (100) it ran most lately, also through a ROLLBACK (``engine_tuning``).
+  psycopg2 (``postgresql+psycopg2://``, which cyquota no longer
+  installs) runs it unprepared, planned at every run.
 * On MariaDB through PyMySQL, which like every MySQL driver for Python
   writes the values into the text on the client, it is sent as
   ``PREPARE`` the first time a connection runs it and as ``EXECUTE`` after

@@ -30,16 +30,35 @@ def new_id():
     return str(uuid6.uuid7())
 
 
-def _errors(project_id, now, most):
-    """The count, up to ``most``, of the project's ERROR leases whose end
-    has not come (a range of ``leases_project_status_end_idx``, read from
-    the index alone)."""
-    rows = (sa.select(_leases.c.id)
-            .where(_leases.c.project_id == project_id,
-                   _leases.c.status == lease_models.ERROR,
-                   _leases.c.end_date > now)
-            .limit(most).subquery())
-    return sa.select(sa.func.count()).select_from(rows).scalar_subquery()
+#: How many leases a project holds (``held``): its ``lease_projects``
+#: row's ``live`` and its ERROR leases whose end has not come, counted up
+#: to ``most`` (a range of ``leases_project_status_end_idx``, read from
+#: the index alone). Built once: a create sends it at every call.
+_HELD = sa.select(
+    sa.func.coalesce(
+        sa.select(_projects.c.live)
+        .where(_projects.c.project_id == sa.bindparam('project'))
+        .scalar_subquery(), 0)
+    + sa.select(sa.func.count()).select_from(
+        sa.select(_leases.c.id)
+        .where(_leases.c.project_id == sa.bindparam('project'),
+               _leases.c.status == lease_models.ERROR,
+               _leases.c.end_date > sa.bindparam('now'))
+        .limit(sa.bindparam('most', type_=sa.Integer)).subquery())
+    .scalar_subquery())
+
+#: The project's row with ``taken`` more live leases (``lock_room``).
+_TAKE = (_projects.update()
+         .where(_projects.c.project_id == sa.bindparam('project'))
+         .values(live=_projects.c.live + sa.bindparam('taken',
+                                                      type_=sa.Integer),
+                 updated_at=sa.bindparam('now')))
+
+#: The project's row with a live lease less (``release_room``).
+_RELEASE = (_projects.update()
+            .where(_projects.c.project_id == sa.bindparam('project'),
+                   _projects.c.live > 0)
+            .values(live=_projects.c.live - 1))
 
 
 def held(conn, project_id, now, most):
@@ -47,10 +66,8 @@ def held(conn, project_id, now, most):
     counts them): its PENDING and ACTIVE ones (its ``lease_projects`` row's
     ``live``) and its ERROR ones whose end has not come, counted up to
     ``most``: one query, whatever the number of leases."""
-    live = (sa.select(_projects.c.live)
-            .where(_projects.c.project_id == project_id).scalar_subquery())
-    return conn.execute(sa.select(
-        sa.func.coalesce(live, 0) + _errors(project_id, now, most))).scalar()
+    return conn.execute(_HELD, dict(project=project_id, now=now,
+                                    most=most)).scalar()
 
 
 def _refuse_past(project_id, count):
@@ -83,10 +100,8 @@ def lock_room(conn, project_id, now, live=True):
     the primary key and the caller's transaction is retried
     (``db_api.retry_on_conflict``)."""
     taken = 1 if live else 0
-    found = conn.execute(_projects.update()
-                         .where(_projects.c.project_id == project_id)
-                         .values(live=_projects.c.live + taken,
-                                 updated_at=now)).rowcount
+    found = conn.execute(_TAKE, dict(project=project_id, taken=taken,
+                                     now=now)).rowcount
     if not found:
         conn.execute(_projects.insert().values(
             project_id=project_id, live=taken, created_at=now))
@@ -97,10 +112,7 @@ def lock_room(conn, project_id, now, live=True):
 def release_room(conn, project_id):
     """A live lease of the project has ended: its slot is free (run before
     the transaction locks the project's quota rows, as ``lock_room``)."""
-    conn.execute(_projects.update()
-                 .where(_projects.c.project_id == project_id,
-                        _projects.c.live > 0)
-                 .values(live=_projects.c.live - 1))
+    conn.execute(_RELEASE, dict(project=project_id))
 
 
 def lock(conn, lease_id):

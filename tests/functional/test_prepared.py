@@ -58,6 +58,15 @@ def _prepared_on_server(conn, statement):
     return 1
 
 
+def _psycopg_prepared(conn):
+    """How many statements of ``_used_over`` psycopg prepared on
+    ``conn``'s session."""
+    return conn.exec_driver_sql(
+        'SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql'
+        ' AND statement LIKE %(text)s',
+        dict(text='%quota_usages.used > $%')).scalar()
+
+
 @pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
 def test_psycopg_prepares_a_statement_a_connection_runs_often(usages):
     """psycopg prepares the text it is sent once a connection has run it
@@ -71,10 +80,40 @@ def test_psycopg_prepares_a_statement_a_connection_runs_often(usages):
             assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
         assert statement.run(conn, dict(threshold=5)).all() == []
         assert set(sent) == {'SELECT'}
-        assert conn.exec_driver_sql(
-            'SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql'
-            ' AND statement LIKE %(text)s',
-            dict(text='%quota_usages.used > $%')).scalar() == 1
+        assert _psycopg_prepared(conn) == 1
+
+
+@pytest.mark.parametrize('backend', ['postgresql'], indirect=True)
+def test_psycopg_keeps_its_statements_through_rollbacks(usages):
+    """Transactions that roll back (every read's) between the runs of a
+    statement neither stop psycopg from preparing it nor make it forget
+    it; a rollback still undoes what its transaction wrote, also after an
+    error, and the pool's reset rolls back an open transaction."""
+    statement = prepared.Prepared.of(_used_over(0),
+                                     db_api.get_engine().dialect)
+    with db_api.get_engine().connect() as conn:
+        threshold = conn.connection.dbapi_connection.prepare_threshold
+        for _ in range(threshold + 2):
+            assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
+            conn.rollback()
+        assert _psycopg_prepared(conn) == 1
+        conn.execute(_USAGES.update().values(used=7))
+        with pytest.raises(db_exc.DBError):
+            conn.exec_driver_sql('SELECT 1 / 0')
+        conn.rollback()
+        assert statement.run(conn, dict(threshold=0)).all() == [(2,)]
+        assert _psycopg_prepared(conn) == 1
+        conn.execute(_USAGES.update().values(used=8))
+        session = conn.connection.dbapi_connection
+    # Back in the pool, its open transaction rolled back by the reset.
+    with session.cursor() as cursor:
+        cursor.execute('SELECT max(used) FROM quota_usages')
+        assert cursor.fetchone() == (2,)
+        cursor.execute('SELECT count(*) FROM pg_prepared_statements'
+                       ' WHERE NOT from_sql AND statement LIKE %s',
+                       ['%quota_usages.used > $%'])
+        assert cursor.fetchone() == (1,)
+    session.rollback()
 
 
 @both

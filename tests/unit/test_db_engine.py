@@ -76,3 +76,19 @@ def test_mysql_urls_without_a_charset_talk_utf8mb4():
         assert parameters('mysql+pymysql://db/cyquota') is None
     finally:
         CONF.clear_override('connection_parameters', 'database')
+
+
+def test_a_connection_rolls_back_through_its_dialect(monkeypatch):
+    # cyquota.db.engine_tuning._keep_prepared_through_rollbacks replaces
+    # the dialect's do_rollback on PostgreSQL: a SQLAlchemy that rolled a
+    # Connection back otherwise would leave psycopg forgetting its
+    # prepared statements at every read again.
+    engine = sa.create_engine('sqlite://')
+    rolled = []
+    monkeypatch.setattr(engine.dialect, 'do_rollback', rolled.append,
+                        raising=False)
+    with engine.connect() as conn:
+        conn.exec_driver_sql('SELECT 1')
+        del rolled[:]
+        conn.rollback()
+        assert len(rolled) == 1
