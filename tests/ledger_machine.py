@@ -34,6 +34,7 @@ from cyquota.db import models
 from cyquota.db import prepared
 from cyquota import exception
 from cyquota.lease_tables import calendar
+from cyquota.placement import device_errors
 from cyquota.quota.ledger import one_statement
 from cyquota.quota import QUOTAS
 from tests import fixtures
@@ -167,9 +168,9 @@ class LedgerMachine(stateful.RuleBasedStateMachine):
         """The exception a claim of ``amount`` must raise, or the provider
         it takes."""
         if consumer in self.devices.held:
-            return exception.ConsumerExists
+            return device_errors.ConsumerExists
         return (self.devices.first_with_room(amount)
-                or exception.NoValidAllocation)
+                or device_errors.NoValidAllocation)
 
     def free_devices(self, rows):
         """Reserves that claimed and did not commit give the devices
@@ -614,7 +615,8 @@ def run(monkeypatch, examples, steps):
     for engine in engines:
         sa.event.listen(engine, 'before_cursor_execute', watch)
     try:
-        fixtures.run_machine(lambda: LedgerMachine(clock, unmetered), examples, steps)
+        fixtures.run_machine(lambda: LedgerMachine(clock, unmetered),
+                             examples, steps)
     finally:
         CONF.clear_override('period', 'budgets')
         for engine in engines:

@@ -6,7 +6,8 @@ in-process ``fake://`` driver by default, where a client reaches the
 servers of its own process only.
 
 Errors cross as oslo.messaging remote exceptions: the server sends a
-``cyquota.exception`` error's class, message and keyword details, and the
+``cyquota.exception`` error's class (or a device store's,
+``cyquota.placement.device_errors``), message and keyword details, and the
 client rebuilds it as the same class (``ALLOWED_EXMODS``), so an agent
 catches ``exception.OverQuota`` and reads its ``overs`` as if it had called
 the QuotaEngine itself.
@@ -20,12 +21,13 @@ import oslo_messaging
 from cyquota.conf import CONF
 from cyquota import context as cyquota_context
 from cyquota import exception
+from cyquota.placement import device_errors
 
 #: Version of the conductor RPC API, on both sides.
 API_VERSION = '1.0'
 
 #: Modules whose exceptions a client rebuilds as themselves.
-ALLOWED_EXMODS = [exception.__name__]
+ALLOWED_EXMODS = [exception.__name__, device_errors.__name__]
 
 _LOCK = threading.Lock()
 _transport = None

@@ -37,11 +37,11 @@ import sqlalchemy as sa
 
 from cyquota.db import models
 from cyquota.db import placement_models
-from cyquota import exception
 from cyquota.lease_tables import calendar
 from cyquota.lease_tables import overlaps as overlaps_mod
 from cyquota.placement import allocations
 from cyquota.placement import capacity
+from cyquota.placement import device_errors
 from cyquota.placement import device_pages
 from cyquota.placement import pools
 from cyquota.placement import providers
@@ -209,7 +209,7 @@ def choose(session, needs, start, end, carrier, exclude_lease=None,
 
 
 def _no_room(need, start, end):
-    return exception.NoValidAllocation(reason=(
+    return device_errors.NoValidAllocation(reason=(
         'no providers have room for %s:%d from %s to %s within the '
         'requested aggregates' % (need.resource_class, need.amount,
                                   calendar.isotime(start),
@@ -268,7 +268,7 @@ def check(session, held, start, end, exclude_lease):
     free = _room(records, held, start, end, exclude_lease)
     for (provider_id, rc), amount in sorted(needs.items()):
         if free.get((provider_id, rc), 0) < amount:
-            raise exception.NoValidAllocation(reason=(
+            raise device_errors.NoValidAllocation(reason=(
                 'the devices of the lease have no room for %s:%d until '
                 '%s' % (rc, amount, calendar.isotime(end))))
 

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import placement_models
 from cyquota import exception
+from cyquota.placement import device_errors
 from cyquota.placement import providers
 
 _aggregates = placement_models.Aggregate.__table__
@@ -96,7 +97,7 @@ def get(context, uuid):
         row = session.execute(sa.select(_aggregates).where(
             _aggregates.c.uuid == providers.canonical_uuid(uuid))).first()
         if row is None:
-            raise exception.AggregateNotFound(uuid=uuid)
+            raise device_errors.AggregateNotFound(uuid=uuid)
         return _view(session, row)
 
 
@@ -156,15 +157,15 @@ def delete(context, uuid):
             .where(_aggregates.c.uuid == providers.canonical_uuid(uuid))
             .with_for_update()).scalar()
         if agg_id is None:
-            raise exception.AggregateNotFound(uuid=uuid)
+            raise device_errors.AggregateNotFound(uuid=uuid)
         members = sorted(session.execute(
             sa.select(_rp.c.uuid)
             .join(_provider_aggs,
                   _provider_aggs.c.resource_provider_id == _rp.c.id)
             .where(_provider_aggs.c.aggregate_id == agg_id)).scalars())
         if members:
-            raise exception.AggregateInUse(uuid=uuid,
-                                           providers=', '.join(members))
+            raise device_errors.AggregateInUse(
+                uuid=uuid, providers=', '.join(members))
         session.execute(_metadata.delete().where(
             _metadata.c.aggregate_id == agg_id))
         session.execute(_aggregates.delete().where(_aggregates.c.id == agg_id))

@@ -42,6 +42,7 @@ from cyquota.db import placement_models
 from cyquota import exception
 from cyquota.placement import capacity
 from cyquota.placement import claim_candidates
+from cyquota.placement import device_errors
 from cyquota.placement import pools
 from cyquota.placement import providers
 from cyquota.placement import request as request_mod
@@ -93,12 +94,12 @@ def _claim(context, consumer_id, project_id, request, user_id):
                 consumer_id=consumer_id, project_id=project_id,
                 user_id=user_id))
         except db_exc.DBDuplicateEntry:
-            raise exception.ConsumerExists(consumer_id=consumer_id)
+            raise device_errors.ConsumerExists(consumer_id=consumer_id)
         rule = pools.rule_for(session, request.member_keys,
                               pools.Carrier.of(context, project_id))
         found = claim_candidates.first(session, request, rule)
         if found is None:
-            raise exception.NoValidAllocation(reason=(
+            raise device_errors.NoValidAllocation(reason=(
                 'no providers have room for %s within the requested '
                 'aggregates' % ', '.join(
                     '%s:%d' % item for item in sorted(
@@ -152,7 +153,7 @@ def _run(function, context, *args):
     try:
         return db_api.retry_on_conflict(function)(context, *args)
     except AllocationRaced:
-        raise exception.NoValidAllocation(
+        raise device_errors.NoValidAllocation(
             reason='concurrent claims kept taking the chosen devices; '
                    'try again')
 

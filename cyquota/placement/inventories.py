@@ -3,7 +3,7 @@
 import sqlalchemy as sa
 
 from cyquota.db import placement_models
-from cyquota import exception
+from cyquota.placement import device_errors
 from cyquota.placement import providers
 from cyquota.placement import resource_classes
 
@@ -35,11 +35,11 @@ def _validated(uuid, rc, fields):
     resource_classes.check(rc)
     inventory = dict(DEFAULTS, **fields)
     if inventory['reserved'] > inventory['total']:
-        raise exception.InvalidInventory(
+        raise device_errors.InvalidInventory(
             resource_class=rc, uuid=uuid,
             reason='The reserved value is greater than total.')
     if inventory['min_unit'] > inventory['max_unit']:
-        raise exception.InvalidInventory(
+        raise device_errors.InvalidInventory(
             resource_class=rc, uuid=uuid,
             reason='The min_unit value is greater than max_unit.')
     return inventory
@@ -69,7 +69,7 @@ def set_all(context, uuid, generation, inventories):
                     _allocations.c.resource_provider_id == provider_id,
                     _allocations.c.resource_class.in_(removed))).scalars())
             if in_use:
-                raise exception.InventoryInUse(
+                raise device_errors.InventoryInUse(
                     resource_classes=', '.join(in_use), uuid=uuid)
             session.execute(_inventories.delete().where(
                 _inventories.c.resource_provider_id == provider_id,

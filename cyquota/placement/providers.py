@@ -18,10 +18,10 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota.db import models
 from cyquota.db import placement_models
-from cyquota import exception
 from cyquota.lease_tables import calendar
 from cyquota.lease_tables import records
 from cyquota.placement import capacity
+from cyquota.placement import device_errors
 
 _rp = placement_models.ResourceProvider.__table__
 _inventories = placement_models.Inventory.__table__
@@ -72,7 +72,7 @@ def _get(session, uuid):
     row = session.execute(
         _select().where(_rp.c.uuid == canonical_uuid(uuid))).first()
     if row is None:
-        raise exception.ResourceProviderNotFound(uuid=uuid)
+        raise device_errors.ResourceProviderNotFound(uuid=uuid)
     return _provider(row)
 
 
@@ -102,7 +102,7 @@ def create(context, name, uuid=None, parent_provider_uuid=None):
                 .where(_rp.c.uuid == canonical_uuid(parent_provider_uuid))
                 .with_for_update(read=True)).first()
             if parent is None:
-                raise exception.InvalidParentProvider(
+                raise device_errors.InvalidParentProvider(
                     name=name, uuid=uuid,
                     reason='parent provider UUID does not exist.')
             parent_id, root_id = parent.id, parent.root_provider_id
@@ -113,7 +113,7 @@ def create(context, name, uuid=None, parent_provider_uuid=None):
                 root_provider_id=root_id)).inserted_primary_key[0]
         except db_exc.DBDuplicateEntry as error:
             given = {'uuid': uuid, 'name': name}
-            raise exception.ResourceProviderExists(duplicate=', '.join(
+            raise device_errors.ResourceProviderExists(duplicate=', '.join(
                 '%s: %s' % (column, given[column])
                 for column in sorted(error.columns) if column in given)
                 or 'uuid: %s, name: %s' % (uuid, name))
@@ -187,15 +187,15 @@ def delete(context, uuid):
         provider_id, _generation = lock(session, uuid)
         if session.execute(sa.select(_rp.c.id).where(
                 _rp.c.parent_provider_id == provider_id).limit(1)).first():
-            raise exception.ResourceProviderInUse(
+            raise device_errors.ResourceProviderInUse(
                 uuid=uuid, reason='It has child resource providers.')
         if session.execute(sa.select(_allocations.c.id).where(
                 _allocations.c.resource_provider_id == provider_id)
                 .limit(1)).first():
-            raise exception.ResourceProviderInUse(
+            raise device_errors.ResourceProviderInUse(
                 uuid=uuid, reason='Resource provider has allocations.')
         if calendar.promised_on(session, provider_id):
-            raise exception.ResourceProviderInUse(
+            raise device_errors.ResourceProviderInUse(
                 uuid=uuid, reason='Resource provider is promised to leases.')
         remove(session, provider_id)
 
@@ -254,10 +254,10 @@ def lock(session, uuid, generation=None):
         .where(_rp.c.uuid == canonical_uuid(uuid))
         .with_for_update()).first()
     if row is None:
-        raise exception.ResourceProviderNotFound(uuid=uuid)
+        raise device_errors.ResourceProviderNotFound(uuid=uuid)
     if generation is not None and generation != row.generation:
-        raise exception.ConcurrentUpdate(uuid=uuid, current=row.generation,
-                                         given=generation)
+        raise device_errors.ConcurrentUpdate(
+            uuid=uuid, current=row.generation, given=generation)
     return row.id, row.generation
 
 

@@ -24,6 +24,7 @@ import dataclasses
 import re
 
 from cyquota import exception
+from cyquota.placement import device_errors
 from cyquota.placement import member_of as member_of_mod
 from cyquota.placement import resource_classes
 
@@ -152,7 +153,7 @@ def parse_resources(value):
                            'Got: %d.' % (rc, MAX_AMOUNT, amount))
         try:
             resource_classes.check(rc)
-        except exception.ResourceClassNotFound as error:
+        except device_errors.ResourceClassNotFound as error:
             raise _invalid('Invalid resource class in resources parameter: '
                            '%s' % error)
         result[rc] = amount

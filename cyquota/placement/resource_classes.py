@@ -5,7 +5,7 @@ accelerator classes (FPGA, GPU) and custom ones, ``CUSTOM_[A-Z0-9_]+``.
 Unlike Placement, a custom class needs no separate creation call.
 """
 
-from cyquota import exception
+from cyquota.placement import device_errors
 from cyquota import resource_classes
 
 
@@ -16,4 +16,4 @@ def check(name):
     """
     if resource_classes.is_valid(name):
         return name
-    raise exception.ResourceClassNotFound(name=name)
+    raise device_errors.ResourceClassNotFound(name=name)

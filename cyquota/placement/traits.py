@@ -8,7 +8,7 @@ import os_traits
 import sqlalchemy as sa
 
 from cyquota.db import placement_models
-from cyquota import exception
+from cyquota.placement import device_errors
 from cyquota.placement import providers
 
 SHARING = os_traits.MISC_SHARES_VIA_AGGREGATE
@@ -28,7 +28,7 @@ def check(names):
     unknown = sorted(name for name in names if name not in standard
                      and not _CUSTOM.fullmatch(name))
     if unknown:
-        raise exception.TraitNotFound(names=', '.join(unknown))
+        raise device_errors.TraitNotFound(names=', '.join(unknown))
 
 
 def _of_provider(session, provider_id):

@@ -10,10 +10,10 @@ import pytest
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
-from cyquota import exception
 from cyquota.placement import allocations
 from cyquota.placement import candidates
 from cyquota.placement import claim_candidates
+from cyquota.placement import device_errors
 from cyquota.placement import providers
 from cyquota.placement import request
 from tests.unit.placement import conftest
@@ -112,7 +112,7 @@ def test_a_claim_alone_retries_then_gives_up(
         devices, monkeypatch):  # noqa: F811
     _stale_search(devices, monkeypatch)
     CONF.set_override('db_max_retries', 2, 'quota')
-    with pytest.raises(exception.NoValidAllocation) as caught:
+    with pytest.raises(device_errors.NoValidAllocation) as caught:
         allocations.claim(devices.ctx, 'vm-1', 'p',
                           request.from_params({'resources': 'FPGA:1'}))
     assert 'concurrent claims' in caught.value.message

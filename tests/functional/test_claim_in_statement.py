@@ -15,7 +15,7 @@ from cyquota.conf import CONF
 from cyquota import context
 from cyquota.db import api as db_api
 from cyquota.db import placement_models as pm
-from cyquota import exception
+from cyquota.placement import device_errors
 from cyquota import quota
 from tests import fixtures
 from tests.unit.placement import test_claim_candidates as claims
@@ -145,7 +145,7 @@ def _worker(url, worker, results):
         consumer_id = 'w%d-%d' % (worker, attempt)
         try:
             won[consumer_id] = steps.reserve(ctx, consumer_id, params)
-        except exception.NoValidAllocation:
+        except device_errors.NoValidAllocation:
             continue
         if attempt == 1:
             # Give one back while the others are still claiming.

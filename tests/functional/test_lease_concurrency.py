@@ -36,6 +36,7 @@ from cyquota import exception
 from cyquota import leases
 from cyquota.leases import devices as lease_devices
 from cyquota.placement import allocations
+from cyquota.placement import device_errors
 from cyquota.placement import member_of
 from cyquota.placement import pools
 from cyquota.quota import QUOTAS
@@ -136,7 +137,7 @@ class Worker:
         except exception.OverQuota:
             self.done['lease over quota'] += 1
             return
-        except exception.NoValidAllocation:
+        except device_errors.NoValidAllocation:
             self.done['lease without devices'] += 1
             return
         self.leases.append(made['id'])
@@ -180,7 +181,7 @@ class Worker:
             leases.LEASES.update(self.ctx, lease_id, changes)
         except exception.OverQuota:
             self.done['update over quota'] += 1
-        except exception.NoValidAllocation:
+        except device_errors.NoValidAllocation:
             self.done['update without devices'] += 1
         except exception.LeaseConflict:
             self.done['update conflict'] += 1
@@ -218,7 +219,7 @@ class Worker:
         except exception.OverQuota:
             self.done['reserve over quota'] += 1
             return
-        except exception.NoValidAllocation:
+        except device_errors.NoValidAllocation:
             self.done['reserve without devices'] += 1
             return
         self.pending.append((project, uuids, consumer, amount, short))
@@ -594,7 +595,7 @@ def test_extending_an_active_lease_without_room_is_no_valid_allocation(
 
     active = lease('p1', 'now', now + 10 * MINUTE)
     lease('p2', _iso(now + 10 * MINUTE), now + 20 * MINUTE)
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         leases.LEASES.update(ctx, active['id'],
                              {'end_date': _iso(now + 15 * MINUTE)})
     assert leases.LEASES.get(ctx, active['id']) == active

@@ -20,6 +20,7 @@ from cyquota import context as cyquota_context
 from cyquota.db import api as db_api
 from cyquota import exception
 from cyquota import leases
+from cyquota.placement import device_errors
 from cyquota.quota import QUOTAS
 from tests import fixtures
 from tests.functional import test_lease_concurrency as storm_books
@@ -113,7 +114,7 @@ def test_a_grown_lease_keeps_the_books(backend, ctx, quota_check, ending):
                                promised=0, available=0)
     assert _books(ctx) == []
     # Nothing is left for anyone else until it ends.
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         _lease(ctx, 'p2', 1, end)
 
     if ending == 'early':
@@ -202,7 +203,7 @@ def _race(task, lease_view, delay):
             _lease(ctx, task, 1, end)
     except exception.OverQuota:
         return task, 'over quota'
-    except exception.NoValidAllocation:
+    except device_errors.NoValidAllocation:
         return task, 'no devices'
     return task, 'served'
 

@@ -5,9 +5,9 @@ capacity, and every claim that succeeded is exactly what is stored."""
 from cyquota.conf import CONF
 from cyquota import context
 from cyquota.db import api as db_api
-from cyquota import exception
 from cyquota.placement import allocations
 from cyquota.placement import capacity
+from cyquota.placement import device_errors
 from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota.placement import request
@@ -42,7 +42,7 @@ def _worker(url, worker, params, results):
             else:
                 won[consumer_id] = allocations.claim(
                     ctx, consumer_id, 'project', device_request)
-        except exception.NoValidAllocation:
+        except device_errors.NoValidAllocation:
             pass
         if attempt == 1 and consumer_id in won:
             # Give one back while the others are still claiming.

@@ -22,11 +22,11 @@ from cyquota.conf import CONF
 from cyquota.conf import placement as placement_conf
 from cyquota.db import api as db_api
 from cyquota.db import mirror_models
-from cyquota import exception
 from cyquota import metrics
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
 from cyquota.placement import candidates
+from cyquota.placement import device_errors
 from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota.placement import request
@@ -138,7 +138,7 @@ def test_changes_are_followed(cloud, node, ctx):
     assert rows['inventory changes'] == 1
     assert inventories.get_all(ctx, gpus[0])[1]['GPU']['total'] == 2
     assert inventories.get_all(ctx, gpus[0])[1]['GPU']['reserved'] == 0
-    with pytest.raises(exception.ResourceProviderNotFound):
+    with pytest.raises(device_errors.ResourceProviderNotFound):
         providers.get(ctx, gpus[1])
     assert aggregates.get_for_provider(ctx, root)[1] == []
     assert aggregates.get_for_provider(ctx, gpus[0])[1] == [other]
@@ -196,7 +196,7 @@ def test_a_held_provider_that_vanishes_is_kept_and_marked(cloud, node, ctx,
     allocations.free(ctx, list(allocations.get_for_provider(
         ctx, taken)[1])[0])
     assert _rows(cloud.sync())['providers removed'] == 1
-    with pytest.raises(exception.ResourceProviderNotFound):
+    with pytest.raises(device_errors.ResourceProviderNotFound):
         providers.get(ctx, taken)
 
 

@@ -1,5 +1,5 @@
 """A pooled connection comes back without a transaction, and without a
-ROLLBACK it does not need (``engine_tuning._no_rollback_after_an_end``), on
+ROLLBACK it does not need (``pool_returns.no_rollback_after_an_end``), on
 the real servers; and MariaDB's connections skip the TLS context that its
 server does not offer."""
 

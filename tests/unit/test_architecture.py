@@ -87,3 +87,22 @@ def test_no_cycle_between_the_packages():
                 seen.add(room)
                 path.append(room)
                 stack.append(iter(sorted(graph.get(room, ()))))
+
+
+#: The most lines a module of the product or its tools may have.
+MAX_LINES = 400
+
+
+def test_no_module_is_over_400_lines():
+    over = []
+    for top in ('cyquota', 'benchmarks', 'servers', 'simulators'):
+        for folder, _dirs, files in os.walk(os.path.join(ROOT, top)):
+            for name in sorted(files):
+                if name.endswith('.py'):
+                    path = os.path.join(folder, name)
+                    with open(path, encoding='utf-8') as source:
+                        lines = sum(1 for _line in source)
+                    if lines > MAX_LINES:
+                        over.append('%s: %d' % (
+                            os.path.relpath(path, ROOT), lines))
+    assert over == []

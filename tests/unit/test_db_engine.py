@@ -25,7 +25,7 @@ def test_the_engine_neither_pings_nor_yields(sqlite_db):
 
 
 def test_reset_on_return_is_the_pool_attribute_cyquota_sets():
-    # cyquota.db.engine_tuning._no_rollback_after_an_end replaces the pool's
+    # cyquota.db.pool_returns.no_rollback_after_an_end replaces the pool's
     # rollback on return by its own reset listener through this attribute,
     # what reset_on_return=None sets: if SQLAlchemy renamed it, the pool
     # would roll back twice, or (a value it no longer reads) not at all.
@@ -79,7 +79,7 @@ def test_mysql_urls_without_a_charset_talk_utf8mb4():
 
 
 def test_a_connection_rolls_back_through_its_dialect(monkeypatch):
-    # cyquota.db.engine_tuning._keep_prepared_through_rollbacks replaces
+    # cyquota.db.pool_returns.keep_prepared_through_rollbacks replaces
     # the dialect's do_rollback on PostgreSQL: a SQLAlchemy that rolled a
     # Connection back otherwise would leave psycopg forgetting its
     # prepared statements at every read again.

@@ -13,6 +13,7 @@ import pytest
 from cyquota.conf import CONF
 from cyquota import exception
 from cyquota.leases import store
+from cyquota.placement import device_errors
 from tests.unit.test_engine import clock, rows  # noqa: F401,H301
 from tests.unit.test_leases import LEASES, at, lease, pool  # noqa: F401,H301
 
@@ -256,7 +257,7 @@ def test_a_member_of_at_its_bounds_is_judged_on_its_merits(ctx):
     CONF.set_override('max_member_of_bytes', len(widest[0]), 'leases')
     for member_of in ([_aggregate(n) for n in range(16)], widest):
         # No device is in these aggregates.
-        with pytest.raises(exception.NoValidAllocation):
+        with pytest.raises(device_errors.NoValidAllocation):
             _lease_in(ctx, member_of)
 
 
@@ -274,7 +275,7 @@ def test_the_count_follows_creates_starts_and_ends(ctx, clock):  # noqa: F811
     LEASES.delete(ctx, made[1]['id'])
     assert _count(ctx) == 2
     # A refused create takes nothing; a start changes nothing.
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         lease(ctx, 5, at(2), at(3))
     clock.advance(2 * 3600)
     assert (LEASES.end_due(ctx), LEASES.start_due(ctx)) == (1, 1)

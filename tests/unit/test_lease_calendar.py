@@ -25,6 +25,7 @@ from cyquota import leases
 from cyquota.lease_tables import calendar
 from cyquota.leases import devices as lease_devices
 from cyquota.lease_tables import overlaps
+from cyquota.placement import device_errors
 from cyquota.placement import device_pages
 from cyquota.placement import member_of
 from cyquota.placement import pools
@@ -303,7 +304,8 @@ def check_promised_stays_exact(ctx, clock):  # noqa: F811
                         end_date=_clock_at(clock, begin + hours),
                         reservations=[{'resource_type': 'accelerator:FPGA',
                                        'amount': amount}]))['id'])
-                except (exception.OverQuota, exception.NoValidAllocation):
+                except (exception.OverQuota,
+                        device_errors.NoValidAllocation):
                     pass
             elif step[0] == 'delete' and live:
                 lease_id = live.pop(step[1] % len(live))
@@ -343,7 +345,7 @@ def check_windows_to_the_end_of_time(ctx):
     finally:
         CONF.clear_override('max_duration', 'leases')
     assert far['status'] == 'PENDING'
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         lease('p2', 3, _at(5000), _at(5001))
     assert lease('p2', 2, _at(5000), _at(5001))['status'] == 'PENDING'
     assert _stored_promised() == 30
@@ -453,7 +455,7 @@ def test_a_page_at_a_time_chooses_as_all_at_once(sqlite_db, uneven,
                 return lease_devices.choose(conn, needs, START,
                                             START + HOUR,
                                             pools.Carrier('p1'))
-            except exception.NoValidAllocation as refused:
+            except device_errors.NoValidAllocation as refused:
                 return refused.message
     monkeypatch.setattr(device_pages, 'PAGE', 1000)
     whole = choose()

@@ -11,6 +11,7 @@ import pytest
 
 from cyquota import exception
 from cyquota import leases
+from cyquota.placement import device_errors
 from cyquota.quota import QUOTAS
 from tests import enforcement_helpers
 from tests.unit import strict_two_level
@@ -114,7 +115,7 @@ def test_growing_without_room_is_no_valid_allocation(
     made = lease(ctx, 2, 'now', at(2))
     # Another project takes the other device from the next hour on.
     lease(ctx, 2, at(1), at(3), project='p2')
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         grow(ctx, made, 3)
     assert LEASES.get(ctx, made['id']) == made
     assert held(made) == [2]

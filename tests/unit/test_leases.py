@@ -19,6 +19,7 @@ from cyquota.conf import CONF
 from cyquota import context
 from cyquota import exception
 from cyquota import leases
+from cyquota.placement import device_errors
 from cyquota.quota import QUOTAS
 from tests.unit.placement.conftest import Tree
 from tests.unit import strict_two_level
@@ -127,11 +128,11 @@ def test_overlapping_leases_share_the_limit_and_adjacent_ones_do_not(
 
 def test_device_capacity_over_the_window(pool, ctx):
     lease(ctx, 4, at(1), at(2), project='p1')
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         lease(ctx, 1, at(1), at(3), project='p2')
     assert lease(ctx, 4, at(2), at(3), project='p2')['status'] == 'PENDING'
     # An ordinary claim now must leave room for the promised devices.
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         QUOTAS.reserve(ctx, 'p3', {'FPGA': 1}, consumer_id='vm-1',
                        devices={'resources': 'FPGA:1'})
 
@@ -399,7 +400,7 @@ def test_strict_two_level_trees_share_the_root_limit_over_time(pool, ctx):
 def test_a_device_promised_to_a_lease_cannot_be_deleted(pool, ctx):
     from cyquota.placement import providers
     made = lease(ctx, 2, at(1), at(2))
-    with pytest.raises(exception.ResourceProviderInUse):
+    with pytest.raises(device_errors.ResourceProviderInUse):
         providers.delete(ctx, pool.rp['dev1'])
     LEASES.delete(ctx, made['id'])
     providers.delete(ctx, pool.rp['dev1'])

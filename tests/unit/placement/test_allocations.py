@@ -7,6 +7,7 @@ import pytest
 from cyquota.db import api as db_api
 from cyquota import exception
 from cyquota.placement import allocations
+from cyquota.placement import device_errors
 from cyquota.placement import providers
 from cyquota.placement import request
 
@@ -41,7 +42,7 @@ def test_a_full_device_is_never_claimed_again(devices):
     second = allocations.claim(devices.ctx, 'vm-2', 'p', one)
     assert set(first) | set(second) == {devices.rp['dev1'],
                                         devices.rp['dev2']}
-    with pytest.raises(exception.NoValidAllocation) as caught:
+    with pytest.raises(device_errors.NoValidAllocation) as caught:
         allocations.claim(devices.ctx, 'vm-3', 'p', one)
     assert caught.value.message == (
         'No devices can satisfy the request: no providers have room for '
@@ -53,7 +54,7 @@ def test_a_full_device_is_never_claimed_again(devices):
 def test_one_claim_per_consumer(devices):
     one = request.from_params({'resources': 'FPGA:1'})
     allocations.claim(devices.ctx, 'vm-1', 'p', one)
-    with pytest.raises(exception.ConsumerExists):
+    with pytest.raises(device_errors.ConsumerExists):
         allocations.claim(devices.ctx, 'vm-1', 'p', one)
     assert allocations.usages(devices.ctx, devices.rp['dev2'])[1] == {
         'FPGA': 0}

@@ -18,6 +18,7 @@ from cyquota.db import placement_models as pm
 from cyquota import exception
 from cyquota.placement import candidates
 from cyquota.placement import capacity
+from cyquota.placement import device_errors
 from cyquota.placement import pools
 from cyquota.placement import request as request_mod
 from cyquota import quota
@@ -153,13 +154,13 @@ def check_refusals_write_nothing(ctx):
     no device serves are refused, and change nothing."""
     reserve(ctx, 'vm-1')
     before, holding = generations(), held('vm-1')
-    with pytest.raises(exception.ConsumerExists):
+    with pytest.raises(device_errors.ConsumerExists):
         reserve(ctx, 'vm-1')
     quota.QUOTAS.limits.set_project_limit(ctx, PROJECT, 'FPGA', 1)
     with pytest.raises(exception.OverQuota):
         reserve(ctx, 'vm-2')
     quota.QUOTAS.limits.set_project_limit(ctx, PROJECT, 'FPGA', 1000)
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         reserve(ctx, 'vm-3', {'resources': 'FPGA:2'}, amount=2)
     assert (generations(), held('vm-1'), reserved()) == (before, holding, 1)
     assert held('vm-2') == held('vm-3') == {}

@@ -7,6 +7,7 @@ import sqlalchemy as sa
 from cyquota.db import api as db_api
 from cyquota import exception
 from cyquota.placement import allocations
+from cyquota.placement import device_errors
 from cyquota import quota
 
 Q = quota.QUOTAS
@@ -132,7 +133,7 @@ def test_over_quota_claims_nothing(devices, ctx):
 
 
 def test_no_device_fits_and_nothing_is_reserved(devices, ctx):
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         Q.reserve(ctx, 'p1', {'FPGA': 4}, consumer_id='vm1',
                   devices={'resources': 'FPGA:4'})
     assert _count('reservations') == 0

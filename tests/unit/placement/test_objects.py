@@ -4,9 +4,9 @@ import uuid
 
 import pytest
 
-from cyquota import exception
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
+from cyquota.placement import device_errors
 from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota.placement import request
@@ -27,16 +27,16 @@ def test_trees_track_parent_and_root(tree):
 
 def test_create_refuses_duplicates_and_unknown_parents(tree):
     cn = tree.provider('cn')
-    with pytest.raises(exception.ResourceProviderExists) as caught:
+    with pytest.raises(device_errors.ResourceProviderExists) as caught:
         providers.create(tree.ctx, 'cn')
     assert caught.value.message == (
         'Conflicting resource provider name: cn already exists.')
-    with pytest.raises(exception.ResourceProviderExists) as caught:
+    with pytest.raises(device_errors.ResourceProviderExists) as caught:
         providers.create(tree.ctx, 'other', uuid=cn)
     assert caught.value.message == (
         'Conflicting resource provider uuid: %s already exists.' % cn)
     missing = str(uuid.uuid4())
-    with pytest.raises(exception.InvalidParentProvider) as caught:
+    with pytest.raises(device_errors.InvalidParentProvider) as caught:
         providers.create(tree.ctx, 'dev', parent_provider_uuid=missing)
     assert 'parent provider UUID does not exist.' in caught.value.message
     assert [p.name for p in providers.get_all(tree.ctx)] == ['cn']
@@ -60,18 +60,18 @@ def test_delete(tree):
     dev = tree.provider('dev', parent='cn', aggs=['agg'],
                         inventory={'FPGA': {'total': 1}},
                         trait_names=['CUSTOM_FAST'])
-    with pytest.raises(exception.ResourceProviderInUse):
+    with pytest.raises(device_errors.ResourceProviderInUse):
         providers.delete(tree.ctx, cn)
     allocations.claim(tree.ctx, 'vm', 'p',
                       request.from_params({'resources': 'FPGA:1'}))
-    with pytest.raises(exception.ResourceProviderInUse) as caught:
+    with pytest.raises(device_errors.ResourceProviderInUse) as caught:
         providers.delete(tree.ctx, dev)
     assert 'has allocations' in caught.value.message
     allocations.free(tree.ctx, 'vm')
     providers.delete(tree.ctx, dev)
     providers.delete(tree.ctx, cn)
     assert providers.get_all(tree.ctx) == []
-    with pytest.raises(exception.ResourceProviderNotFound):
+    with pytest.raises(device_errors.ResourceProviderNotFound):
         providers.delete(tree.ctx, cn)
 
 
@@ -81,7 +81,7 @@ def test_inventories_need_the_current_generation(tree):
         tree.ctx, dev, 0, {'FPGA': {'total': 4, 'reserved': 1}})
     assert generation == 1
     assert found == {'FPGA': dict(inventories.DEFAULTS, total=4, reserved=1)}
-    with pytest.raises(exception.ConcurrentUpdate) as caught:
+    with pytest.raises(device_errors.ConcurrentUpdate) as caught:
         inventories.set_all(tree.ctx, dev, 0, {'FPGA': {'total': 8}})
     assert caught.value.code == 409
     assert caught.value.message.startswith(
@@ -91,10 +91,10 @@ def test_inventories_need_the_current_generation(tree):
 
 
 @pytest.mark.parametrize('inventory, error', [
-    ({'FOO': {'total': 1}}, exception.ResourceClassNotFound),
-    ({'FPGA': {'total': 1, 'reserved': 2}}, exception.InvalidInventory),
+    ({'FOO': {'total': 1}}, device_errors.ResourceClassNotFound),
+    ({'FPGA': {'total': 1, 'reserved': 2}}, device_errors.InvalidInventory),
     ({'FPGA': {'total': 4, 'min_unit': 3, 'max_unit': 2}},
-     exception.InvalidInventory),
+     device_errors.InvalidInventory),
 ])
 def test_bad_inventories_change_nothing(tree, inventory, error):
     dev = tree.provider('dev')
@@ -109,7 +109,7 @@ def test_inventory_in_use_cannot_be_removed(tree):
     allocations.claim(tree.ctx, 'vm', 'p',
                       request.from_params({'resources': 'FPGA:1'}))
     generation = tree.generation('dev')
-    with pytest.raises(exception.InventoryInUse) as caught:
+    with pytest.raises(device_errors.InventoryInUse) as caught:
         inventories.set_all(tree.ctx, dev, generation, {'PGPU': {'total': 1}})
     assert caught.value.message == (
         "update conflict: Inventory for 'FPGA' on resource provider '%s' in "
@@ -127,7 +127,7 @@ def test_provider_aggregates(tree):
     assert aggregates.set_for_provider(tree.ctx, dev, 1, [agg2]) == (
         2, [agg2])
     assert aggregates.get_for_provider(tree.ctx, dev) == (2, [agg2])
-    with pytest.raises(exception.ConcurrentUpdate):
+    with pytest.raises(device_errors.ConcurrentUpdate):
         aggregates.set_for_provider(tree.ctx, dev, 1, [])
     # The aggregate exists, nameless, since a provider was put in it.
     assert aggregates.get(tree.ctx, agg1) == {
@@ -144,10 +144,10 @@ def test_aggregate_names_and_metadata(tree):
     assert aggregates.get_all(tree.ctx) == [aggregates.get(tree.ctx, agg)]
     tree.provider('dev', aggs=['member'])
     member = tree.agg['member']
-    with pytest.raises(exception.AggregateInUse):
+    with pytest.raises(device_errors.AggregateInUse):
         aggregates.delete(tree.ctx, member)
     aggregates.delete(tree.ctx, agg)
-    with pytest.raises(exception.AggregateNotFound):
+    with pytest.raises(device_errors.AggregateNotFound):
         aggregates.get(tree.ctx, agg)
 
 
@@ -156,7 +156,7 @@ def test_traits(tree):
     assert traits.set_for_provider(
         tree.ctx, dev, 0, ['CUSTOM_FAST', traits.SHARING]) == (
         1, ['CUSTOM_FAST', 'MISC_SHARES_VIA_AGGREGATE'])
-    with pytest.raises(exception.TraitNotFound) as caught:
+    with pytest.raises(device_errors.TraitNotFound) as caught:
         traits.set_for_provider(tree.ctx, dev, 1, ['NOT_A_TRAIT', 'CUSTOM_'])
     assert caught.value.message == 'No such trait(s): CUSTOM_, NOT_A_TRAIT.'
     assert traits.get_for_provider(tree.ctx, dev) == (

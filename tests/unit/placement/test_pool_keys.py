@@ -11,11 +11,11 @@ import pytest
 
 from cyquota.conf import CONF
 from cyquota import context
-from cyquota import exception
 from cyquota import leases
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
 from cyquota.placement import candidates
+from cyquota.placement import device_errors
 from cyquota.placement import request
 from cyquota.quota import QUOTAS
 
@@ -72,7 +72,7 @@ def claim(ctx, project, key, consumer='vm-1'):
 
 
 def refusal(call):
-    with pytest.raises(exception.NoValidAllocation) as refused:
+    with pytest.raises(device_errors.NoValidAllocation) as refused:
         call()
     return refused.value.code, type(refused.value), str(refused.value)
 
@@ -255,17 +255,17 @@ def test_a_revoked_key_neither_grows_nor_extends_an_active_lease(leased):
     _revoke(leased, 'C')
     for change in (_grow(made, 2), {'end_date': (
             START + 2 * _HOUR).isoformat()}):
-        with pytest.raises(exception.NoValidAllocation) as refused:
+        with pytest.raises(device_errors.NoValidAllocation) as refused:
             engine.update(member('A'), made['id'], change)
         assert 'within the requested aggregates' in str(refused.value)
     assert engine.get(leased.ctx, made['id']) == made
     assert QUOTAS.get_project_usage(leased.ctx, 'A')['FPGA'] == before
     # An admin acting for A carries the key of C's pool no more either...
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         engine.update(admin(), made['id'], _grow(made, 2))
     # ...but of the operator's.
     _revoke(leased)
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         engine.update(member('A'), made['id'], _grow(made, 2))
     grown = engine.update(admin(), made['id'], _grow(made, 2))
     assert [(a['resource_provider_name'], a['amount'])

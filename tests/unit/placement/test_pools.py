@@ -7,11 +7,11 @@ import pytest
 
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
-from cyquota import exception
 from cyquota.leases import devices as lease_devices
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
 from cyquota.placement import candidates
+from cyquota.placement import device_errors
 from cyquota.placement import member_of
 from cyquota.placement import pools as pool_rule
 from cyquota.placement import request
@@ -103,7 +103,7 @@ def leased(tree, amount, **params):
             choice = lease_devices.choose(
                 conn, [need], start, start + datetime.timedelta(hours=1),
                 pool_rule.Carrier('p1', privileged=True))
-        except exception.NoValidAllocation:
+        except device_errors.NoValidAllocation:
             return None
     return {name for _uuid, name, _root in choice.names.values()}
 
@@ -135,5 +135,5 @@ def test_claims_follow_the_pool_rule(pools):
     second = allocations.claim(pools.ctx, 'vm-2', 'p1', ordinary)
     assert {pools.name_of(rp) for rp in list(first) + list(second)} == {
         'plain', 'other_dev'}
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         allocations.claim(pools.ctx, 'vm-3', 'p1', ordinary)

@@ -4,7 +4,7 @@ its stderr), nothing reserved, nothing held."""
 
 import pytest
 
-from cyquota import exception
+from cyquota.placement import device_errors
 from cyquota import quota
 from tests.unit.placement.test_ledger_devices import (  # noqa: F401
     _count, _held, devices)  # noqa: H301 (a fixture, by name)
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.filterwarnings('error::sqlalchemy.exc.SAWarning')
 
 
 def test_no_device_fits(devices, ctx):  # noqa: F811 (the fixture)
-    with pytest.raises(exception.NoValidAllocation):
+    with pytest.raises(device_errors.NoValidAllocation):
         Q.reserve(ctx, 'p1', {'FPGA': 4}, consumer_id='vm1',
                   devices={'resources': 'FPGA:4'})
     assert _count('reservations') == 0
@@ -25,7 +25,7 @@ def test_no_device_fits(devices, ctx):  # noqa: F811 (the fixture)
 def test_the_consumer_already_holds_devices(devices, ctx):  # noqa: F811
     Q.reserve(ctx, 'p1', {'FPGA': 1}, consumer_id='vm1',
               devices={'resources': 'FPGA:1'})
-    with pytest.raises(exception.ConsumerExists):
+    with pytest.raises(device_errors.ConsumerExists):
         Q.reserve(ctx, 'p1', {'FPGA': 1}, consumer_id='vm1',
                   devices={'resources': 'FPGA:1'})
     assert _count('reservations') == 1

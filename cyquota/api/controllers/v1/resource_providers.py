@@ -17,9 +17,9 @@ from cyquota.api.schemas import inventory as inventory_schema
 from cyquota.api.schemas import resource_provider as schema
 from cyquota.api import validation
 from cyquota.conf import CONF
-from cyquota import exception
 from cyquota.placement import aggregates
 from cyquota.placement import allocations
+from cyquota.placement import device_errors
 from cyquota.placement import inventories
 from cyquota.placement import providers
 from cyquota.placement import traits
@@ -51,7 +51,7 @@ def _writable(context, what):
     :raises ManagedByPlacement: (409) the devices are Placement's copy.
     """
     if CONF.placement.source == 'placement':
-        raise exception.ManagedByPlacement(what=what)
+        raise device_errors.ManagedByPlacement(what=what)
     return context
 
 
