@@ -326,10 +326,14 @@ def _add_parsers(subparsers):
     budget_commands.add_parsers(subparsers, command)
 
 
+#: The command line's categories and actions, registered by :func:`main`.
+COMMANDS = cfg.SubCommandOpt('category', title='Commands',
+                             handler=_add_parsers)
+
+
 def main(argv=None):
     """Entry point of ``cyquota-manage``; returns the exit code."""
-    CONF.register_cli_opt(cfg.SubCommandOpt(
-        'category', title='Commands', handler=_add_parsers))
+    CONF.register_cli_opt(COMMANDS)
     service.prepare_service(argv, cli=True, prog=PROG,
                             description=DESCRIPTION)
     if CONF.category.name is None:

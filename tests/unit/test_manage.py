@@ -1,4 +1,7 @@
-"""cyquota-manage as an operator runs it: a real process, a config file."""
+"""cyquota-manage as an operator runs it, with a config file: its
+``main`` in the test's process (``tests.commands``), and as a real process
+where the process is the subject (its entry point, its exit with one
+line)."""
 
 import datetime
 import sqlite3
@@ -7,9 +10,11 @@ import sys
 
 import pytest
 
+from cyquota.cmd import manage as manage_cmd
 from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import quota
+from tests import commands
 from tests import fixtures
 
 
@@ -20,22 +25,34 @@ def _rows(table):
             if line.startswith('|') and not line.startswith('| Project')]
 
 
-@pytest.fixture
-def manage(tmp_path):
+def _runner(tmp_path, run):
+    """``run(argv)`` made ``manage(*args)``, the config file's options
+    first; its database URL as ``manage.url``."""
     url = 'sqlite:///%s' % (tmp_path / 'cyquota.sqlite')
     config = tmp_path / 'cyquota.conf'
     config.write_text('[database]\nconnection = %s\n' % url)
 
-    def run(*args):
-        return subprocess.run(
-            [sys.executable, '-m', 'cyquota.cmd.manage', '--config-file',
-             str(config), *args], capture_output=True, text=True,
-            timeout=120)
-    run.url = url
-    return run
+    def manage(*args):
+        return run(['--config-file', str(config), *args])
+    manage.url = url
+    return manage
 
 
-def test_db_sync_and_version(manage):
+@pytest.fixture
+def manage(tmp_path):
+    return _runner(tmp_path, lambda argv: commands.run(
+        manage_cmd.main, argv, [manage_cmd.COMMANDS]))
+
+
+@pytest.fixture
+def manage_process(tmp_path):
+    return _runner(tmp_path, lambda argv: subprocess.run(
+        [sys.executable, '-m', 'cyquota.cmd.manage', *argv],
+        capture_output=True, text=True, timeout=120))
+
+
+def test_db_sync_and_version(manage_process):
+    manage = manage_process
     assert manage('db', 'version').stdout.strip() == 'None (run "db sync")'
     result = manage('db', 'sync')
     assert result.returncode == 0, result.stderr
@@ -132,7 +149,8 @@ def test_usage_show_on_no_rows_says_so(manage):
         0, 'No usage rows for resource GPU.\n')
 
 
-def test_commands_never_create_the_database(manage, tmp_path):
+def test_commands_never_create_the_database(manage_process, tmp_path):
+    manage = manage_process
     database = tmp_path / 'cyquota.sqlite'
     for command in (('usage', 'show'), ('quota', 'sync')):
         result = manage(*command)

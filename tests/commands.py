@@ -1,0 +1,78 @@
+"""A console script's ``main(argv)`` run in the test's own process, as a
+process of its own runs it: its exit code, stdout and stderr captured,
+and what its start-up sets in the process it thinks it owns (the parsed
+configuration, the root logger's handlers, the loggers' levels, the
+database engine) put back after.
+
+For tests whose subject is what a command does, not its process: a call
+takes milliseconds where a new process spends over a second importing.
+A test of start-up, signals or exit as a process starts a real one.
+"""
+
+import contextlib
+import io
+import logging
+import subprocess
+import sys
+
+from oslo_log import log
+
+from cyquota.conf import CONF
+from cyquota.db import api as db_api
+from cyquota import quota
+
+def run(main, argv, cli_opts=()):
+    """``main(argv)`` run as a process: a ``subprocess.CompletedProcess``
+    of its exit code, stdout and stderr.
+
+    :param cli_opts: the command line options ``main`` registers, taken
+        out of the configuration again after.
+    """
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with _process_state(cli_opts), contextlib.redirect_stdout(stdout), \
+            contextlib.redirect_stderr(stderr):
+        try:
+            code = main(list(argv))
+        except SystemExit as exit_:
+            code = exit_.code
+    if isinstance(code, str):
+        # sys.exit(message): the interpreter prints it, exit code 1.
+        stderr.write(code + '\n')
+        code = 1
+    return subprocess.CompletedProcess(argv, code or 0, stdout.getvalue(),
+                                       stderr.getvalue())
+
+
+def _loggers():
+    root = logging.getLogger()
+    return [root] + [logger for logger in root.manager.loggerDict.values()
+                     if isinstance(logger, logging.Logger)]
+
+
+@contextlib.contextmanager
+def _process_state(cli_opts):
+    root = logging.getLogger()
+    handlers = root.handlers[:]
+    levels = {logger: logger.level for logger in _loggers()}
+    excepthook = sys.excepthook
+    # As in a new process: nothing parsed, no engine, no ledger built.
+    CONF.clear()
+    log.register_options(CONF)  # as start-up does (idempotent)
+    # Start-up sets both defaults (service.prepare_service(cli=True)).
+    log_levels = CONF.default_log_levels
+    db_api.reset()
+    quota.QUOTAS.reset()
+    try:
+        yield
+    finally:
+        CONF.clear()
+        CONF.unregister_opts(cli_opts)
+        CONF.clear_default('use_stderr')
+        log.set_defaults(default_log_levels=log_levels)
+        CONF([], project='cyquota', default_config_files=[])
+        db_api.reset()
+        quota.QUOTAS.reset()
+        root.handlers[:] = handlers
+        for logger in _loggers():
+            logger.setLevel(levels.get(logger, logging.NOTSET))
+        sys.excepthook = excepthook
