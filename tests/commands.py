@@ -17,6 +17,7 @@ import sys
 
 from oslo_log import log
 
+from cyquota.cmd import manage as manage_cmd
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota import quota
@@ -41,6 +42,13 @@ def run(main, argv, cli_opts=()):
         code = 1
     return subprocess.CompletedProcess(argv, code or 0, stdout.getvalue(),
                                        stderr.getvalue())
+
+
+def manage(config, *args):
+    """``cyquota-manage --config-file config *args`` run in this process
+    (:func:`run`)."""
+    return run(manage_cmd.main, ['--config-file', str(config), *args],
+               [manage_cmd.COMMANDS])
 
 
 def _loggers():

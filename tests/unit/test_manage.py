@@ -4,13 +4,13 @@ where the process is the subject (its entry point, its exit with one
 line)."""
 
 import datetime
+import functools
 import sqlite3
 import subprocess
 import sys
 
 import pytest
 
-from cyquota.cmd import manage as manage_cmd
 from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import quota
@@ -25,30 +25,37 @@ def _rows(table):
             if line.startswith('|') and not line.startswith('| Project')]
 
 
-def _runner(tmp_path, run):
-    """``run(argv)`` made ``manage(*args)``, the config file's options
-    first; its database URL as ``manage.url``."""
+def _config(tmp_path):
+    """The config file of a SQLite database in ``tmp_path``, and its
+    URL."""
     url = 'sqlite:///%s' % (tmp_path / 'cyquota.sqlite')
     config = tmp_path / 'cyquota.conf'
     config.write_text('[database]\nconnection = %s\n' % url)
-
-    def manage(*args):
-        return run(['--config-file', str(config), *args])
-    manage.url = url
-    return manage
+    return config, url
 
 
 @pytest.fixture
 def manage(tmp_path):
-    return _runner(tmp_path, lambda argv: commands.run(
-        manage_cmd.main, argv, [manage_cmd.COMMANDS]))
+    """``manage(*args)``: the command with the config file, in this
+    process; the database's URL as ``manage.url``."""
+    config, url = _config(tmp_path)
+    run = functools.partial(commands.manage, config)
+    run.url = url
+    return run
 
 
 @pytest.fixture
 def manage_process(tmp_path):
-    return _runner(tmp_path, lambda argv: subprocess.run(
-        [sys.executable, '-m', 'cyquota.cmd.manage', *argv],
-        capture_output=True, text=True, timeout=120))
+    """The same, a real process."""
+    config, url = _config(tmp_path)
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, '-m', 'cyquota.cmd.manage', '--config-file',
+             str(config), *args], capture_output=True, text=True,
+            timeout=120)
+    run.url = url
+    return run
 
 
 def test_db_sync_and_version(manage_process):
