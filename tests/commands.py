@@ -15,6 +15,7 @@ import logging
 import subprocess
 import sys
 
+from oslo_config import cfg
 from oslo_log import log
 
 from cyquota.cmd import manage as manage_cmd
@@ -22,15 +23,11 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota import quota
 
-def run(main, argv, cli_opts=()):
+def run(main, argv):
     """``main(argv)`` run as a process: a ``subprocess.CompletedProcess``
-    of its exit code, stdout and stderr.
-
-    :param cli_opts: the command line options ``main`` registers, taken
-        out of the configuration again after.
-    """
+    of its exit code, stdout and stderr."""
     stdout, stderr = io.StringIO(), io.StringIO()
-    with _process_state(cli_opts), contextlib.redirect_stdout(stdout), \
+    with _process_state(), contextlib.redirect_stdout(stdout), \
             contextlib.redirect_stderr(stderr):
         try:
             code = main(list(argv))
@@ -47,8 +44,19 @@ def run(main, argv, cli_opts=()):
 def manage(config, *args):
     """``cyquota-manage --config-file config *args`` run in this process
     (:func:`run`)."""
-    return run(manage_cmd.main, ['--config-file', str(config), *args],
-               [manage_cmd.COMMANDS])
+    return run(manage_cmd.main, ['--config-file', str(config), *args])
+
+
+def _options():
+    """``{(group, name)}`` of the options registered in ``CONF`` (group
+    None: DEFAULT)."""
+    found = set()
+    for name in CONF:
+        if isinstance(CONF[name], cfg.ConfigOpts.GroupAttr):
+            found.update((name, option) for option in CONF[name])
+        else:
+            found.add((None, name))
+    return found
 
 
 def _loggers():
@@ -58,7 +66,7 @@ def _loggers():
 
 
 @contextlib.contextmanager
-def _process_state(cli_opts):
+def _process_state():
     root = logging.getLogger()
     handlers = root.handlers[:]
     levels = {logger: logger.level for logger in _loggers()}
@@ -66,6 +74,7 @@ def _process_state(cli_opts):
     # As in a new process: nothing parsed, no engine, no ledger built.
     CONF.clear()
     log.register_options(CONF)  # as start-up does (idempotent)
+    options = _options()
     # Start-up sets both defaults (service.prepare_service(cli=True)).
     log_levels = CONF.default_log_levels
     db_api.reset()
@@ -74,7 +83,10 @@ def _process_state(cli_opts):
         yield
     finally:
         CONF.clear()
-        CONF.unregister_opts(cli_opts)
+        # Those the command registered: its command line, an auth
+        # plugin's (required ones among them) for its file's auth_type.
+        for group, name in _options() - options:
+            CONF.unregister_opt(cfg.Opt(name), group)
         CONF.clear_default('use_stderr')
         log.set_defaults(default_log_levels=log_levels)
         CONF([], project='cyquota', default_config_files=[])

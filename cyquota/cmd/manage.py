@@ -326,14 +326,10 @@ def _add_parsers(subparsers):
     budget_commands.add_parsers(subparsers, command)
 
 
-#: The command line's categories and actions, registered by :func:`main`.
-COMMANDS = cfg.SubCommandOpt('category', title='Commands',
-                             handler=_add_parsers)
-
-
 def main(argv=None):
     """Entry point of ``cyquota-manage``; returns the exit code."""
-    CONF.register_cli_opt(COMMANDS)
+    CONF.register_cli_opt(cfg.SubCommandOpt(
+        'category', title='Commands', handler=_add_parsers))
     service.prepare_service(argv, cli=True, prog=PROG,
                             description=DESCRIPTION)
     if CONF.category.name is None:
