@@ -47,16 +47,19 @@ def manage(config, *args):
     return run(manage_cmd.main, ['--config-file', str(config), *args])
 
 
-def _options():
-    """``{(group, name)}`` of the options registered in ``CONF`` (group
-    None: DEFAULT)."""
-    found = set()
-    for name in CONF:
-        if isinstance(CONF[name], cfg.ConfigOpts.GroupAttr):
-            found.update((name, option) for option in CONF[name])
-        else:
-            found.add((None, name))
-    return found
+def _parse():
+    """``CONF`` parsed with no arguments, as ``tests/conftest.py`` parses
+    it, less each required option without a value: those of an auth
+    plugin that a test or a command registered for the auth_type it set,
+    which a new process would not know (and could not parse without)."""
+    while True:
+        CONF.clear()
+        try:
+            CONF([], project='cyquota', default_config_files=[])
+            return
+        except cfg.RequiredOptError as error:
+            CONF.clear()  # oslo.config unregisters only before parsing
+            CONF.unregister_opt(cfg.Opt(error.opt_name), error.group)
 
 
 def _loggers():
@@ -71,10 +74,11 @@ def _process_state():
     handlers = root.handlers[:]
     levels = {logger: logger.level for logger in _loggers()}
     excepthook = sys.excepthook
-    # As in a new process: nothing parsed, no engine, no ledger built.
+    # As in a new process: no option a test left without a value,
+    # nothing parsed, no engine, no ledger built.
+    _parse()
     CONF.clear()
     log.register_options(CONF)  # as start-up does (idempotent)
-    options = _options()
     # Start-up sets both defaults (service.prepare_service(cli=True)).
     log_levels = CONF.default_log_levels
     db_api.reset()
@@ -82,14 +86,9 @@ def _process_state():
     try:
         yield
     finally:
-        CONF.clear()
-        # Those the command registered: its command line, an auth
-        # plugin's (required ones among them) for its file's auth_type.
-        for group, name in _options() - options:
-            CONF.unregister_opt(cfg.Opt(name), group)
         CONF.clear_default('use_stderr')
         log.set_defaults(default_log_levels=log_levels)
-        CONF([], project='cyquota', default_config_files=[])
+        _parse()
         db_api.reset()
         quota.QUOTAS.reset()
         root.handlers[:] = handlers
