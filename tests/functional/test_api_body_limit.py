@@ -11,6 +11,7 @@ import pytest
 import requests
 
 from servers import api_server
+from tests import commands
 
 LIMIT = 1048576  # the default
 SERVICE = {'X-Project-Id': 'service-project', 'X-Roles': 'service'}
@@ -21,7 +22,7 @@ def server(tmp_path_factory):
     directory = tmp_path_factory.mktemp('api')
     server = api_server.ApiServer(
         'sqlite:///%s' % (directory / 'cyquota.sqlite'), directory=directory)
-    server.manage('db', 'sync')
+    commands.manage(server.config_file, 'db', 'sync').check_returncode()
     with server:
         yield server
 

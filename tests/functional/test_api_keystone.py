@@ -6,6 +6,7 @@ import pytest
 import requests
 
 from servers import api_server
+from tests import commands
 
 
 @pytest.fixture(scope='module')
@@ -16,7 +17,7 @@ def server(keystone, tmp_path_factory):
         options={
             'api': {'auth_strategy': 'keystone'},
             'keystone_authtoken': keystone.authtoken_options()})
-    server.manage('db', 'sync')
+    commands.manage(server.config_file, 'db', 'sync').check_returncode()
     with server:
         yield server
 
@@ -78,7 +79,7 @@ def test_keystone_unreachable_is_503_in_the_error_document(tmp_path):
                 'user_domain_id': 'default',
                 'project_domain_id': 'default',
                 'http_request_max_retries': '0'}})
-    server.manage('db', 'sync')
+    commands.manage(server.config_file, 'db', 'sync').check_returncode()
     with server:
         refused = _get(server, '/v1/limits/model', 'some-token')
     assert refused.status_code == 503

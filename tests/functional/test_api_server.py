@@ -18,6 +18,7 @@ from cyquota.db import api as db_api
 from cyquota.placement import inventories
 from cyquota.placement import providers
 from servers import api_server
+from tests import commands
 
 ADMIN = {'X-Project-Id': 'admin-project', 'X-User-Id': 'admin',
          'X-Roles': 'admin'}
@@ -30,7 +31,7 @@ MEMBER = {'X-Project-Id': 'p1', 'X-User-Id': 'alice', 'X-Roles': 'member'}
 def sqlite_server(tmp_path):
     server = api_server.ApiServer(
         'sqlite:///%s' % (tmp_path / 'cyquota.sqlite'), directory=tmp_path)
-    server.manage('db', 'sync')
+    commands.manage(server.config_file, 'db', 'sync').check_returncode()
     yield server
     server.stop()
 
@@ -207,7 +208,7 @@ def test_host_and_port_options_override_the_configuration(tmp_path):
     """``cyquota-api --host --port`` listens there, not on ``[api]``."""
     server = api_server.ApiServer(
         'sqlite:///%s' % (tmp_path / 'cyquota.sqlite'), directory=tmp_path)
-    server.manage('db', 'sync')
+    commands.manage(server.config_file, 'db', 'sync').check_returncode()
     configured = server.url
     server.port = api_server.free_port()
     server.url = 'http://localhost:%d' % server.port

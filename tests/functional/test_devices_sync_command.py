@@ -1,14 +1,14 @@
-"""``cyquota-manage devices sync`` as an operator runs it: a real process,
-a config file, a real Placement and database."""
+"""``cyquota-manage devices sync`` as an operator runs it: a config file
+(its ``main`` in this process, ``tests.commands``), a real Placement and
+database."""
 
-import subprocess
-import sys
 import uuid
 
 import pytest
 
 from cyquota.placement import providers
 from servers import placement_server
+from tests import commands
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -24,10 +24,7 @@ def manage(tmp_path, placement, db_url):
             'class_map = GPU:PGPU\nauth_type = admin_token\nendpoint = %s\n'
             'token = %s\ntimeout = 5\n'
             % (db_url, source, endpoint, placement_server.TOKEN))
-        return subprocess.run(
-            [sys.executable, '-m', 'cyquota.cmd.manage', '--config-file',
-             str(config), *args], capture_output=True, text=True,
-            timeout=120)
+        return commands.manage(config, *args)
     return run
 
 

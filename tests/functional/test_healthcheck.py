@@ -10,6 +10,7 @@ from cyquota.api import app
 from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from servers import api_server
+from tests import commands
 from tests import fixtures
 
 ORIGIN = 'http://dashboard.example'
@@ -26,7 +27,7 @@ def server(tmp_path_factory):
                 'disable_by_file_path': str(directory / 'disabled')},
             'cors': {'allowed_origin': ORIGIN}})
     # The check is only SELECT 1, but the API starts on a current schema.
-    server.manage('db', 'sync')
+    commands.manage(server.config_file, 'db', 'sync').check_returncode()
     with server:
         yield server
 

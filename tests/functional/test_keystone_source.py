@@ -122,16 +122,28 @@ def keystone_home():
         yield home
 
 
+@pytest.fixture(scope='module')
+def keystone_served(keystone_home):
+    """``serve(model)``: the URL of the home's Keystone served with that
+    enforcement model; the running one is kept while tests ask for the
+    same model (a start takes seconds), one model at a time (one port)."""
+    stack, served = contextlib.ExitStack(), {}
+
+    def serve(model):
+        if model not in served:
+            stack.close()
+            served.clear()
+            served[model] = stack.enter_context(keystone_home.serve(model))
+        return served[model]
+    yield serve
+    stack.close()
+
+
 @pytest.fixture
-def keystone(keystone_home):
+def keystone(keystone_served):
     """``keystone(model)`` serves Keystone with that enforcement model and
     returns a KeystoneAdmin of it."""
-    stack = contextlib.ExitStack()
-
-    def start(model):
-        return KeystoneAdmin(stack.enter_context(keystone_home.serve(model)))
-    yield start
-    stack.close()
+    yield lambda model: KeystoneAdmin(keystone_served(model))
     for name in list(CONF.oslo_limit):
         CONF.clear_override(name, 'oslo_limit')
     # The next tests count with the embedded limits again.

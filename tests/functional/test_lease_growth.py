@@ -7,8 +7,6 @@ limit nor a device over its capacity."""
 
 import datetime
 import multiprocessing
-import subprocess
-import sys
 import time
 
 import pytest
@@ -22,6 +20,7 @@ from cyquota import exception
 from cyquota import leases
 from cyquota.placement import device_errors
 from cyquota.quota import QUOTAS
+from tests import commands
 from tests import fixtures
 from tests.functional import test_lease_concurrency as storm_books
 from tests.unit.placement.conftest import Tree
@@ -74,15 +73,13 @@ def _devices_of(ctx):
 @pytest.fixture
 def quota_check(db_url, tmp_path):
     """``cyquota-manage quota check`` on the test's database, as an
-    operator runs it: its exit code and output."""
+    operator runs it (its ``main`` in this process): its exit code and
+    output."""
     config = tmp_path / 'cyquota.conf'
     config.write_text('[database]\nconnection = %s\n' % db_url)
 
     def run():
-        done = subprocess.run(
-            [sys.executable, '-m', 'cyquota.cmd.manage', '--config-file',
-             str(config), 'quota', 'check'], capture_output=True, text=True,
-            timeout=120)
+        done = commands.manage(config, 'quota', 'check')
         return done.returncode, done.stdout.strip()
     return run
 

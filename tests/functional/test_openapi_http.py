@@ -12,6 +12,7 @@ import schemathesis
 
 from cyquota.api.controllers.v1 import openapi
 from servers import api_server
+from tests import commands
 from tests import fixtures
 from tests.functional import conftest
 from tests.unit.api import test_openapi_fuzz
@@ -32,7 +33,8 @@ def postgresql_server(tmp_path_factory):
     server = api_server.ApiServer(
         url, directory=tmp_path_factory.mktemp('openapi-http'))
     try:
-        server.manage('db', 'sync')
+        commands.manage(server.config_file, 'db',
+                        'sync').check_returncode()
         yield server.start()
     finally:
         server.stop()

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from cyquota.db import models
 from cyquota.osc import plugin
 from servers import api_server
+from tests import commands
 from tests.functional import keystone_server
 
 OPENSTACK = str(api_server.BIN / 'openstack')
@@ -101,8 +102,9 @@ def migrated(tmp_path_factory):
     """A migrated SQLite database that each server starts from a copy of
     (one ``db sync`` for the module)."""
     directory = tmp_path_factory.mktemp('osc-migrated')
-    api_server.ApiServer('sqlite:///%s' % (directory / 'cyquota.sqlite'),
-                         directory=directory).manage('db', 'sync')
+    commands.manage(api_server.ApiServer(
+        'sqlite:///%s' % (directory / 'cyquota.sqlite'),
+        directory=directory).config_file, 'db', 'sync').check_returncode()
     return directory / 'cyquota.sqlite'
 
 

@@ -1,7 +1,9 @@
 """The cloud's Placement as the ledger's witness: ``cyquota-manage quota
 check --against-placement`` and ``quota sync --from-placement`` as an
-operator runs them (a real process, a config file), against a real
-Placement (the ``placement`` fixture), on PostgreSQL and MariaDB."""
+operator runs them (with a config file; its ``main`` in this process but
+where the test's own options would win over the file's: a real process),
+against a real Placement (the ``placement`` fixture), on PostgreSQL and
+MariaDB."""
 
 import datetime
 import logging
@@ -30,6 +32,7 @@ from cyquota.db import models
 from cyquota import leases
 from cyquota import quota
 from servers import placement_server
+from tests import commands
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -70,7 +73,7 @@ def _manage(config, *args):
 
 @pytest.fixture
 def manage(config):
-    return lambda *args: _manage(config, *args)
+    return lambda *args: commands.manage(config, *args)
 
 
 @pytest.fixture

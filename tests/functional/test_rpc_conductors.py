@@ -50,14 +50,13 @@ def test_concurrent_expiry_expires_each_reservation_once(backend, db_url,
                      .values(expire=models.utcnow()
                              - datetime.timedelta(minutes=1)))
     spawn = multiprocessing.get_context('spawn')
-    start, results = spawn.Event(), spawn.Queue()
+    # The children go at once, when every one has imported and set up.
+    start, results = spawn.Barrier(4, timeout=120), spawn.Queue()
     children = [spawn.Process(target=_expire_in_child,
                               args=(db_url, start, results))
                 for _ in range(4)]
     for child in children:
         child.start()
-    time.sleep(3)  # let every child import and connect first
-    start.set()
     counts = [results.get(timeout=120) for _ in children]
     for child in children:
         child.join(timeout=60)
@@ -90,14 +89,13 @@ def _report_in_child(url, worker, start, results):
 
 def test_concurrent_reports_of_one_host_never_mix(backend, db_url, ctx):
     spawn = multiprocessing.get_context('spawn')
-    start, results = spawn.Event(), spawn.Queue()
+    # The children go at once, when every one has imported and set up.
+    start, results = spawn.Barrier(4, timeout=120), spawn.Queue()
     children = [spawn.Process(target=_report_in_child,
                               args=(db_url, worker, start, results))
                 for worker in range(4)]
     for child in children:
         child.start()
-    time.sleep(3)  # let every child import and connect first
-    start.set()
     assert sorted(results.get(timeout=120) for _ in children) == [0, 1, 2, 3]
     for child in children:
         child.join(timeout=60)

@@ -80,7 +80,8 @@ def test_tree_never_exceeds_root_limit_and_ends_full(backend, db_url,
         store.set_project(ctx, child, parent_id=ROOT)
 
     spawn = multiprocessing.get_context('spawn')
-    start = spawn.Event()
+    # The workers go at once, when every one has imported and set up.
+    start = spawn.Barrier(WORKERS)
     results = spawn.Queue()
     workers = [spawn.Process(target=_worker,
                              args=(worker_urls[w % len(worker_urls)], w,
@@ -88,8 +89,6 @@ def test_tree_never_exceeds_root_limit_and_ends_full(backend, db_url,
                for w in range(WORKERS)]
     for process in workers:
         process.start()
-    time.sleep(3)   # let the workers import and connect
-    start.set()
     highest, outcomes = 0, []
     deadline = time.monotonic() + 300
     while len(outcomes) < WORKERS and time.monotonic() < deadline:

@@ -1,6 +1,10 @@
-"""cyquota-manage as an operator runs it: a real process, a config file."""
+"""cyquota-manage as an operator runs it, with a config file: its
+``main`` in the test's process (``tests.commands``), and as a real process
+where the process is the subject (its entry point, its exit with one
+line)."""
 
 import datetime
+import functools
 import sqlite3
 import subprocess
 import sys
@@ -10,6 +14,7 @@ import pytest
 from cyquota.db import api as db_api
 from cyquota.db import migration
 from cyquota import quota
+from tests import commands
 from tests import fixtures
 
 
@@ -20,11 +25,29 @@ def _rows(table):
             if line.startswith('|') and not line.startswith('| Project')]
 
 
-@pytest.fixture
-def manage(tmp_path):
+def _config(tmp_path):
+    """The config file of a SQLite database in ``tmp_path``, and its
+    URL."""
     url = 'sqlite:///%s' % (tmp_path / 'cyquota.sqlite')
     config = tmp_path / 'cyquota.conf'
     config.write_text('[database]\nconnection = %s\n' % url)
+    return config, url
+
+
+@pytest.fixture
+def manage(tmp_path):
+    """``manage(*args)``: the command with the config file, in this
+    process; the database's URL as ``manage.url``."""
+    config, url = _config(tmp_path)
+    run = functools.partial(commands.manage, config)
+    run.url = url
+    return run
+
+
+@pytest.fixture
+def manage_process(tmp_path):
+    """The same, a real process."""
+    config, url = _config(tmp_path)
 
     def run(*args):
         return subprocess.run(
@@ -35,7 +58,8 @@ def manage(tmp_path):
     return run
 
 
-def test_db_sync_and_version(manage):
+def test_db_sync_and_version(manage_process):
+    manage = manage_process
     assert manage('db', 'version').stdout.strip() == 'None (run "db sync")'
     result = manage('db', 'sync')
     assert result.returncode == 0, result.stderr
@@ -132,7 +156,8 @@ def test_usage_show_on_no_rows_says_so(manage):
         0, 'No usage rows for resource GPU.\n')
 
 
-def test_commands_never_create_the_database(manage, tmp_path):
+def test_commands_never_create_the_database(manage_process, tmp_path):
+    manage = manage_process
     database = tmp_path / 'cyquota.sqlite'
     for command in (('usage', 'show'), ('quota', 'sync')):
         result = manage(*command)

@@ -1,5 +1,6 @@
 """``cyquota-manage budget check`` and ``rollover`` as an operator runs
-them: a real process, a config file."""
+them, with a config file (``main`` in the test's process, as in
+``test_manage``)."""
 
 import sqlalchemy as sa
 

@@ -18,8 +18,6 @@ from stevedore import driver as stevedore_driver
 
 from cyquota.conf import CONF
 from cyquota import exception
-from cyquota.quota.limits import cache as limit_cache
-from cyquota.quota.limits import cached_source
 from cyquota.quota.limits import flat
 from cyquota.quota.limits import model as model_protocol
 from cyquota.quota.limits import source as limit_source
@@ -42,10 +40,14 @@ def load_source() -> limit_source.LimitSource:
             invoke_on_load=True))
     # Invoked on load: the driver is the source made, not its class.
     source = typing.cast(limit_source.LimitSource, manager.driver)
-    cache = limit_cache.from_config(source.name)
-    if cache is None:
+    if not CONF.quota.limit_cache_url:
         return source
-    return cached_source.CachedLimitSource(source, cache)
+    # Imported with a cache only: they import the Redis client, a tenth
+    # of a second of every command's start-up.
+    from cyquota.quota.limits import cache as limit_cache
+    from cyquota.quota.limits import cached_source
+    return cached_source.CachedLimitSource(
+        source, limit_cache.from_config(source.name))
 
 
 def load_model(
