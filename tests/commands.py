@@ -23,6 +23,7 @@ from cyquota.conf import CONF
 from cyquota.db import api as db_api
 from cyquota import quota
 
+
 def run(main, argv):
     """``main(argv)`` run as a process: a ``subprocess.CompletedProcess``
     of its exit code, stdout and stderr."""

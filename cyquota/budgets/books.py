@@ -53,7 +53,7 @@ def _opened(conn, project_id, resource, now):
     books = _open_books(conn, project_id, resource, now)
     budget = books.budgets.get(resource)
     usage = None if budget is None else books.holder(budget)
-    if usage is None or usage.budget_base is None:
+    if usage is None:
         raise exception.BudgetNotFound(project_id=project_id,
                                        resource=resource)
     return usage, budget
@@ -115,10 +115,9 @@ def set_budget(context, project_id, resource, hours, refill=None, cap=None,
         books = _open_books(conn, project_id, resource, now, create=True)
         budget = books.budgets.get(resource)
         if budget is None:
-            usage = (books.trees if scope == budget_models.SCOPE_TREE
-                     else books.usages)[resource]
-            _start(conn, context, project_id, resource, usage, scope, now,
-                   period, seconds, refill, cap)
+            _start(conn, context, project_id, resource,
+                   books.row(scope, resource), scope, now, period, seconds,
+                   refill, cap)
             return
         usage = books.holder(budget)
         written = [_closed_accrual(context, project_id, usage, budget, now,

@@ -131,7 +131,8 @@ def move(conn, levels, lease_id, before, after, now, actor, reason):
     entries, moves = [], collections.Counter()
     # The project's budgets first, then its root's: the books' order.
     for (holder_id, scope), counts in sorted(
-            budgeted.items(), key=lambda item: item[0][1] != 'project'):
+            budgeted.items(),
+            key=lambda item: item[0][1] != budget_models.SCOPE_PROJECT):
         spent = _move(conn, holder_id, scope, counts, change, lease_id, now,
                       actor, reason)
         entries += spent.entries

@@ -64,8 +64,7 @@ def roll(conn, project_id, now, books):
     period = meter.current_periods().of(now)
     due = [budget for _resource, budget in sorted(books.budgets.items())
            if budget.period_start < period.start
-           and books.holder(budget) is not None
-           and books.holder(budget).budget_base is not None]
+           and books.holder(budget) is not None]
     if not due:
         return False
     pending = rows.sums_after(conn, project_id,

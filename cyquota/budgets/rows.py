@@ -101,11 +101,18 @@ class Books(typing.NamedTuple):
     trees: typing.Mapping[str, Usage]
     budgets: typing.Mapping[str, typing.Any]
 
-    def holder(self, budget):
-        """The ``Usage`` that carries ``budget`` (None: no row)."""
-        held = (self.trees if budget.scope == budget_models.SCOPE_TREE
+    def row(self, scope, resource):
+        """The locked row of ``resource`` that a budget of ``scope`` is
+        kept on (None: none)."""
+        held = (self.trees if scope == budget_models.SCOPE_TREE
                 else self.usages)
-        return held.get(budget.resource)
+        return held.get(resource)
+
+    def holder(self, budget):
+        """The ``Usage`` that carries ``budget`` (None: no row carries
+        it)."""
+        row = self.row(budget.scope, budget.resource)
+        return None if row is None or row.budget_base is None else row
 
 
 def lock(conn, project_id, now_binds, extra=()):

@@ -62,7 +62,8 @@ class Reserve:
         limit = model.limit_sql()
         #: Whether the conditional UPDATE reads the limit itself.
         self._limit_in_sql = limit is not None
-        # Typed: PostgreSQL would infer a bare bind compared with binds as text.
+        # Typed: PostgreSQL would infer a bare bind compared with binds as
+        # text.
         self._limit = (sa.cast(sa.bindparam('_limit'), sa.BigInteger)
                        if limit is None else limit)
         self._statement = sql.reserve_if_fits(self._limit)
@@ -274,6 +275,7 @@ def _check(project_id, deltas, usages, scope, now):
     project's, or its tree's above it) has no balance left at ``now`` (a
     detach is never refused by a budget)."""
     limits = scope.project_limits
+    now_s = meter.seconds(now)
     overs = []
     exhausted = []
     for resource, delta in deltas.items():
@@ -301,7 +303,7 @@ def _check(project_id, deltas, usages, scope, now):
         for holder_id, row in [(project_id, usage)] + [
                 (level.holder_id, level.counts)
                 for level in scope.levels(resource)]:
-            balance = meter.balance_at(row, meter.seconds(now))
+            balance = meter.balance_at(row, now_s)
             if balance is not None and balance <= 0:
                 exhausted.append((holder_id, resource, balance))
     if overs:

@@ -178,8 +178,6 @@ class TreeUsage(model_protocol.Scope):
         """Add to the root's rows what changed in the member's ``usages``
         since ``track``, with ``leased`` as lease events set it on the
         rows, each meter moved to now first."""
-        now = models.utcnow()
-        moved = meter.binds(now)
         changed = []
         for resource, usage in usages.items():
             row = self.rows.get(resource)
@@ -198,10 +196,11 @@ class TreeUsage(model_protocol.Scope):
             row.used, row.reserved = max(used, 0), max(reserved, 0)
             self._leased[resource] = row.leased
             changed.append(dict(_id=row.id, _used=row.used,
-                                _reserved=row.reserved, _leased=row.leased,
-                                _now=now, **moved))
+                                _reserved=row.reserved, _leased=row.leased))
         if changed:
-            conn.execute(_WRITE, changed)
+            now = models.utcnow()
+            moved = dict(meter.binds(now), _now=now)
+            conn.execute(_WRITE, [dict(each, **moved) for each in changed])
 
 
 def _aggregate(row):
